@@ -1,0 +1,127 @@
+/** `herald login | logout | whoami`. */
+import { hostname } from "node:os";
+import { AccountService } from "../../../gen/herald/v1/account_service_pb.ts";
+import { AuthService } from "../../../gen/herald/v1/auth_service_pb.ts";
+import type { Command } from "../command.ts";
+import { CliError, type Context, exit } from "../context.ts";
+
+const spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+async function passwordLogin(ctx: Context, email: string | undefined, fromStdin: boolean) {
+  let account = email;
+  let password: string | undefined;
+  if (fromStdin || !ctx.io.isTty || !ctx.io.prompt) {
+    // Non-interactive: the password (after the email, when --email is not given) on stdin.
+    const lines = ((await ctx.io.readStdin()) ?? "").split("\n");
+    account ??= lines.shift()?.trim();
+    password = lines[0]?.replace(/\r$/, "");
+  } else {
+    account ??= (await ctx.io.prompt("Email: ", false)).trim();
+    password = await ctx.io.prompt("Password: ", true);
+  }
+  if (!account || !password) {
+    throw new CliError(
+      "give --email and the password on standard input (--password-stdin), or use --device",
+      exit.usage,
+    );
+  }
+  return ctx.client(AuthService).login({ email: account, password, tokenName: hostname() });
+}
+
+async function deviceLogin(ctx: Context): Promise<string> {
+  const auth = ctx.client(AuthService);
+  const start = await auth.startLogin({ tokenName: hostname() });
+  ctx.io.stderr(
+    `To sign in this machine, approve code ${start.userCode} from a machine where you are signed in:\n\n` +
+      `  herald login --approve ${start.userCode}\n\n(see ${start.verificationUriComplete}; the code expires in ${Math.round(start.expiresIn / 60)} minutes)\n`,
+  );
+  let interval = start.interval;
+  for (let i = 0; ; i++) {
+    if (ctx.io.isTty) ctx.io.stderr(`\r${spinner[i % spinner.length]} waiting for approval…`);
+    await new Promise((r) => setTimeout(r, interval * 1000));
+    const poll = await auth.pollLogin({ deviceCode: start.deviceCode });
+    interval = poll.interval || interval;
+    if (poll.status === "approved") return poll.token;
+    if (poll.status === "access_denied") throw new CliError("the login was denied", exit.auth);
+    if (poll.status === "expired_token")
+      throw new CliError("the code expired: run `herald login --device` again", exit.auth);
+  }
+}
+
+export const login: Command = {
+  name: "login",
+  summary: "sign this machine in (password, or --device to approve from another machine)",
+  usage: "herald login [--email EMAIL --password-stdin | --device | --approve CODE]",
+  options: {
+    email: { type: "string" },
+    "password-stdin": { type: "boolean" },
+    device: { type: "boolean" },
+    approve: { type: "string" },
+  },
+  async run(ctx, { values }) {
+    if (typeof values.approve === "string") {
+      const res = await ctx
+        .client(AuthService)
+        .approveLogin({ userCode: values.approve }, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(`approved: ${res.tokenName} is signed in`, {
+        approved: true,
+        token_name: res.tokenName,
+      });
+      return exit.ok;
+    }
+    const token = values.device
+      ? await deviceLogin(ctx)
+      : (
+          await passwordLogin(
+            ctx,
+            values.email as string | undefined,
+            Boolean(values["password-stdin"]),
+          )
+        ).token;
+    const me = await ctx
+      .client(AccountService)
+      .getAccount({}, { headers: { authorization: `Bearer ${token}` } });
+    ctx.config.update((c) => ({ ...c, url: ctx.url, token, email: me.account?.email }));
+    if (ctx.io.isTty) ctx.io.stderr("\n");
+    ctx.out(`logged in as ${me.account?.email} (${ctx.url})`, {
+      email: me.account?.email,
+      url: ctx.url,
+    });
+    return exit.ok;
+  },
+};
+
+export const logout: Command = {
+  name: "logout",
+  summary: "revoke this machine's CLI token and forget it",
+  usage: "herald logout",
+  options: {},
+  async run(ctx) {
+    await ctx.client(AuthService).logout({}, { headers: ctx.headers(ctx.ownerToken) });
+    ctx.config.update(({ token: _t, ...rest }) => rest);
+    ctx.out("logged out", { logged_out: true });
+    return exit.ok;
+  },
+};
+
+export const whoami: Command = {
+  name: "whoami",
+  summary: "show the account and server this machine uses",
+  usage: "herald whoami",
+  options: {},
+  async run(ctx) {
+    const { account } = await ctx
+      .client(AccountService)
+      .getAccount({}, { headers: ctx.headers(ctx.ownerToken) });
+    ctx.out(
+      `${account?.email}\naccount ${account?.id}\nserver  ${ctx.url}\nproject ${ctx.project ?? `default (${account?.defaultProjectId})`}`,
+      {
+        email: account?.email,
+        account_id: account?.id,
+        url: ctx.url,
+        project: ctx.project ?? account?.defaultProjectId,
+      },
+    );
+    return exit.ok;
+  },
+};

@@ -1,0 +1,111 @@
+/** `herald notify TITLE …`: publish one notification. */
+import { randomUUID } from "node:crypto";
+import { Herald, type Notification, type NotifyInput } from "../../sdk/index.ts";
+import type { Command, Parsed } from "../command.ts";
+import { CliError, type Context, exit } from "../context.ts";
+
+/** The flags `notify` and `run` share. */
+export const notifyOptions = {
+  message: { type: "string", short: "m" },
+  topic: { type: "string", short: "t" },
+  priority: { type: "string", short: "p" },
+  "click-url": { type: "string" },
+  metadata: { type: "string" },
+  meta: { type: "string", multiple: true },
+  ttl: { type: "string" },
+  "idempotency-key": { type: "string" },
+} as const;
+
+/** Builds the publish request from the shared flags. */
+export function notifyInput(
+  title: string,
+  values: Parsed["values"],
+  message?: string,
+): NotifyInput {
+  const input: NotifyInput = { title };
+  const msg = (values.message as string | undefined) ?? message;
+  if (msg !== undefined) input.message = msg;
+  if (values.topic) input.topic = values.topic as string;
+  if (values.priority) input.priority = values.priority as string;
+  if (values["click-url"]) input.clickUrl = values["click-url"] as string;
+  if (values.ttl !== undefined) {
+    const ttl = Number(values.ttl);
+    if (!Number.isInteger(ttl))
+      throw new CliError("--ttl must be a whole number of seconds", exit.usage);
+    input.ttlSeconds = ttl;
+  }
+  let metadata: Record<string, unknown> | undefined;
+  if (values.metadata) {
+    try {
+      metadata = JSON.parse(values.metadata as string) as Record<string, unknown>;
+    } catch {
+      throw new CliError("--metadata must be a JSON object", exit.usage);
+    }
+    if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) {
+      throw new CliError("--metadata must be a JSON object", exit.usage);
+    }
+  }
+  for (const kv of (values.meta as string[] | undefined) ?? []) {
+    const eq = kv.indexOf("=");
+    if (eq < 1) throw new CliError(`--meta takes key=value, got ${JSON.stringify(kv)}`, exit.usage);
+    metadata = { ...metadata, [kv.slice(0, eq)]: kv.slice(eq + 1) };
+  }
+  if (metadata) input.metadata = metadata as NotifyInput["metadata"];
+  return input;
+}
+
+/** Publishes with one idempotency key for this invocation, reused by the SDK's retries. */
+export async function publish(
+  ctx: Context,
+  input: NotifyInput,
+  key?: string,
+): Promise<Notification> {
+  const herald = new Herald({
+    ...(ctx.flags.apiKey || ctx.io.env.HERALD_API_KEY
+      ? { apiKey: ctx.publisherSecret }
+      : { token: ctx.publisherSecret }),
+    baseUrl: ctx.url,
+    ...(ctx.project ? { project: ctx.project } : {}),
+  });
+  return herald.notify(input, { idempotencyKey: key ?? randomUUID() });
+}
+
+export function notificationJson(n: Notification): Record<string, unknown> {
+  return {
+    id: n.id,
+    project_id: n.projectId,
+    topic: n.topic,
+    title: n.title,
+    message: n.message,
+    priority: n.priority,
+    click_url: n.clickUrl ?? null,
+    metadata: n.metadata ?? null,
+    ttl_seconds: n.ttlSeconds ?? null,
+    status: n.status,
+  };
+}
+
+export const notify: Command = {
+  name: "notify",
+  summary: "publish a notification (message from -m or standard input)",
+  usage:
+    "herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--idempotency-key KEY]",
+  options: notifyOptions,
+  async run(ctx, { values, positionals }) {
+    const title = positionals.join(" ");
+    if (!title)
+      throw new CliError('a title is required: herald notify "Deploy finished"', exit.usage);
+    // `-m -`, or a piped standard input, gives the message.
+    const fromStdin = values.message === "-" || (values.message === undefined && !ctx.io.isTty);
+    const stdin = fromStdin ? await ctx.io.readStdin() : undefined;
+    const message = stdin?.replace(/\n$/, "") || undefined;
+    const flags = values.message === "-" ? { ...values, message: undefined } : values;
+    const n = await publish(
+      ctx,
+      notifyInput(title, flags, message),
+      values["idempotency-key"] as string | undefined,
+    );
+    ctx.out(n.id, notificationJson(n));
+    return exit.ok;
+  },
+};

@@ -1,0 +1,81 @@
+/**
+ * `herald run [notify options] -- COMMAND …`: runs the command with its stdio passed through,
+ * then publishes one notification with its exit code, duration and host, and the last lines of
+ * its output (secrets redacted), and exits with the command's own exit code.
+ */
+import { spawn } from "node:child_process";
+import { hostname } from "node:os";
+import type { Command } from "../command.ts";
+import { CliError, exit } from "../context.ts";
+import { redactSecrets } from "../redact.ts";
+import { notificationJson, notifyInput, notifyOptions, publish } from "./notify.ts";
+
+function tailLines(buffer: string, n: number): string {
+  const lines = buffer.replace(/\n$/, "").split("\n");
+  return lines.slice(Math.max(0, lines.length - n)).join("\n");
+}
+
+export const run: Command = {
+  name: "run",
+  summary: "run a command, then notify with its exit code, duration and last lines",
+  usage: "herald run [--title T] [--tail N] [notify options] -- COMMAND [ARGS…]",
+  options: { ...notifyOptions, title: { type: "string" }, tail: { type: "string" } },
+  async run(ctx, { values, rest }) {
+    const [cmd, ...args] = rest;
+    if (!cmd) throw new CliError("give the command after --: herald run -- make test", exit.usage);
+    const tail = values.tail === undefined ? 10 : Number(values.tail);
+    if (!Number.isInteger(tail) || tail < 0)
+      throw new CliError("--tail must be a whole number", exit.usage);
+    const started = Date.now();
+    let output = "";
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString("utf8")).slice(-64 * 1024);
+    };
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn(cmd, args, {
+        stdio: ["inherit", "pipe", "pipe"],
+        env: ctx.io.env as NodeJS.ProcessEnv,
+      });
+      child.stdout.on("data", (c: Buffer) => {
+        ctx.io.stdout(c.toString("utf8"));
+        keep(c);
+      });
+      child.stderr.on("data", (c: Buffer) => {
+        ctx.io.stderr(c.toString("utf8"));
+        keep(c);
+      });
+      child.on("error", (e) => {
+        ctx.io.stderr(`herald: cannot run ${cmd}: ${e.message}\n`);
+        resolve(127);
+      });
+      child.on("close", (c, signal) => resolve(c ?? (signal ? 128 + 15 : 1)));
+    });
+    const seconds = (Date.now() - started) / 1000;
+    const command = [cmd, ...args].join(" ");
+    const ok = code === 0;
+    const title =
+      (values.title as string | undefined) ??
+      `${ok ? "✓" : "✗"} ${command.length > 80 ? `${command.slice(0, 79)}…` : command} ${ok ? "succeeded" : `failed (exit ${code})`}`;
+    const last = tail > 0 ? redactSecrets(tailLines(output, tail)) : "";
+    const input = notifyInput(
+      title,
+      { ...values, priority: values.priority ?? (ok ? undefined : "high") },
+      last,
+    );
+    input.metadata = {
+      ...(input.metadata ?? {}),
+      exit_code: code,
+      duration_seconds: Math.round(seconds * 1000) / 1000,
+      host: hostname(),
+      command: redactSecrets(command),
+    } as typeof input.metadata;
+    try {
+      const n = await publish(ctx, input, values["idempotency-key"] as string | undefined);
+      if (ctx.flags.json) ctx.io.stdout(`${JSON.stringify(notificationJson(n))}\n`);
+    } catch (err) {
+      // The command's result matters more than the notification: report, keep its exit code.
+      ctx.io.stderr(`herald: could not send the notification: ${(err as Error).message}\n`);
+    }
+    return code;
+  },
+};

@@ -1,0 +1,132 @@
+/**
+ * The `herald` CLI. `runCli` takes argv and I/O and returns the exit code, so that tests run it
+ * in-process; `bin/herald.mjs` is the installed entry.
+ */
+import { fstatSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import type { Command } from "./command.ts";
+import { login, logout, whoami } from "./commands/auth.ts";
+import { listen } from "./commands/listen.ts";
+import { manage } from "./commands/manage.ts";
+import { notify } from "./commands/notify.ts";
+import { run } from "./commands/run.ts";
+import { Context, describeFailure, exit, type Io } from "./context.ts";
+
+const commands: Command[] = [login, logout, whoami, notify, run, listen, ...manage];
+
+const globalOptions = {
+  url: { type: "string" },
+  "api-key": { type: "string" },
+  token: { type: "string" },
+  project: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+function help(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    "herald: private push notifications to your own devices",
+    "",
+    "usage: herald COMMAND [options]",
+    "",
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "global options: --url URL  --api-key KEY  --token TOKEN  --project P  --json",
+    "environment:    HERALD_URL  HERALD_API_KEY  HERALD_TOKEN  HERALD_PROJECT",
+    "exit codes:     0 ok, 1 failed, 2 usage, 3 not logged in or not allowed, 4 server unreachable",
+    "",
+  ].join("\n");
+}
+
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  const dash = argv.indexOf("--");
+  const head = dash < 0 ? argv : argv.slice(0, dash);
+  const rest = dash < 0 ? [] : argv.slice(dash + 1);
+  const command =
+    commands.find((c) => c.name.includes(" ") && head.slice(0, 2).join(" ") === c.name) ??
+    commands.find((c) => !c.name.includes(" ") && head[0] === c.name);
+  if (!command) {
+    if (head.length === 0 || head[0] === "help" || head.includes("--help") || head.includes("-h")) {
+      io.stdout(help());
+      return exit.ok;
+    }
+    io.stderr(`herald: unknown command ${JSON.stringify(head.slice(0, 2).join(" "))}\n\n${help()}`);
+    return exit.usage;
+  }
+  const words = command.name.split(" ").length;
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: head.slice(words),
+      options: { ...globalOptions, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (e) {
+    io.stderr(`herald ${command.name}: ${(e as Error).message}\nusage: ${command.usage}\n`);
+    return exit.usage;
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values.help) {
+    io.stdout(`usage: ${command.usage}\n\n${command.summary}\n`);
+    return exit.ok;
+  }
+  const ctx = new Context(io, {
+    ...(typeof values.url === "string" ? { url: values.url } : {}),
+    ...(typeof values["api-key"] === "string" ? { apiKey: values["api-key"] } : {}),
+    ...(typeof values.token === "string" ? { token: values.token } : {}),
+    ...(typeof values.project === "string" ? { project: values.project } : {}),
+    json: values.json === true,
+  });
+  try {
+    return await command.run(ctx, { values: parsed.values, positionals: parsed.positionals, rest });
+  } catch (err) {
+    const { message, exitCode } = describeFailure(err);
+    if (ctx.flags.json) io.stdout(`${JSON.stringify({ error: message, exit_code: exitCode })}\n`);
+    io.stderr(`herald: ${message}\n`);
+    return exitCode;
+  }
+}
+
+/** Reads one line from the terminal; with `hidden`, what is typed is not echoed. */
+function promptOnTerminal(question: string, hidden: boolean): Promise<string> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    if (hidden) {
+      // readline echoes through _writeToOutput; print the question only.
+      (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
+        if (s.startsWith(question)) process.stderr.write(question);
+      };
+    }
+    rl.question(question, (answer) => {
+      rl.close();
+      if (hidden) process.stderr.write("\n");
+      resolve(answer);
+    });
+  });
+}
+
+/** The process entry: real stdio, SIGINT ends `listen`. */
+export async function main(): Promise<void> {
+  const abort = new AbortController();
+  process.once("SIGINT", () => abort.abort());
+  const code = await runCli(process.argv.slice(2), {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+    readStdin: async () => {
+      // Only a file or a pipe: a terminal, or /dev/null in a CI step, has nothing to say.
+      const st = fstatSync(0);
+      if (process.stdin.isTTY || !(st.isFIFO() || st.isFile())) return undefined;
+      const chunks: Buffer[] = [];
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    },
+    isTty: Boolean(process.stdout.isTTY && process.stdin.isTTY),
+    env: process.env,
+    signal: abort.signal,
+    prompt: promptOnTerminal,
+  });
+  process.exitCode = code;
+}

@@ -1,0 +1,98 @@
+import { resolve } from "node:path";
+
+/** Everything Herald reads from the environment, read once at start and passed down. */
+export interface Config {
+  /** Address to listen on. Loopback by default: exposing the server is a deliberate act. */
+  host: string;
+  /** One port serves HTTP/1.1 (REST, Connect, gRPC-Web) and cleartext HTTP/2 (gRPC). */
+  port: number;
+  /** Where the embedded PostgreSQL keeps its data (and, later, generated keys). */
+  dataDir: string;
+  /** An external PostgreSQL; when unset, an embedded one runs under `dataDir`. */
+  databaseUrl: string | undefined;
+  /**
+   * Create an account, a project and an API key on an empty database. Always on for the embedded
+   * database; for `DATABASE_URL` only with `HERALD_BOOTSTRAP=1`, so that a shared database never
+   * gets a surprise admin key.
+   */
+  bootstrap: boolean;
+  /** Connections per process. Publishing holds one for a single short transaction. */
+  dbPoolSize: number;
+  /** Pino log level. */
+  logLevel: string;
+  /** Largest accepted request body: the JSON of a maximal notification is far below it. */
+  bodyLimitBytes: number;
+  /** How long an idempotency key is remembered (PRODUCT.md: 24 hours). */
+  idempotencyTtlSeconds: number;
+  /**
+   * How long a concurrent duplicate waits for the first request with its idempotency key to
+   * commit before it gets 409 `idempotency_key_in_use`.
+   */
+  idempotencyWaitMs: number;
+  /** Token bucket per credential: burst size. */
+  rateLimitBurst: number;
+  /** Token bucket per credential: tokens added per second. */
+  rateLimitPerSecond: number;
+  /** How long a verified credential is trusted without asking the database again. Revocation
+   * reaches every process within this time, so it must stay at or below 1 second. */
+  credentialCacheMs: number;
+  /** Whether SignUp is open. Off (HERALD_SIGNUP=0) for a closed, single-owner deployment. */
+  signupEnabled: boolean;
+  /** Notifications an account on the free plan may publish per calendar month (UTC). */
+  monthlyQuota: number;
+  /** The URL people use to reach this server; shown in device-login instructions. */
+  publicUrl: string | undefined;
+  /** Failed password logins: per account, a bucket of this many, refilled one per minute. */
+  loginFailuresPerAccount: number;
+  /** Failed password logins: per client address, a bucket of this many, refilled one per 10 s. */
+  loginFailuresPerAddress: number;
+  /** Longest silence on a live stream before a keepalive (≤ 30 s, PRODUCT promise). */
+  streamKeepaliveMs: number;
+  /** How long a worker's claim on a delivery lasts; a dead worker's work is retried after it. */
+  deliveryLeaseSeconds: number;
+  /** Whether this process runs a delivery worker (HERALD_WORKER=0 for API-only processes). */
+  workerEnabled: boolean;
+  /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
+  shutdownGraceMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+/** Reads the configuration; throws with the variable's name when a value is unusable. */
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || undefined;
+  return {
+    host: env.HERALD_HOST || "127.0.0.1",
+    port: int(env, "HERALD_PORT", 8080, 0, 65535),
+    dataDir: resolve(env.HERALD_DATA_DIR || ".herald"),
+    databaseUrl,
+    bootstrap: databaseUrl === undefined || env.HERALD_BOOTSTRAP === "1",
+    dbPoolSize: int(env, "HERALD_DB_POOL_SIZE", 10, 1, 200),
+    logLevel: env.HERALD_LOG_LEVEL || "info",
+    bodyLimitBytes: 16 * 1024,
+    idempotencyTtlSeconds: int(env, "HERALD_IDEMPOTENCY_TTL_SECONDS", 86400, 60, 7 * 86400),
+    idempotencyWaitMs: int(env, "HERALD_IDEMPOTENCY_WAIT_MS", 5000, 0, 60000),
+    rateLimitBurst: int(env, "HERALD_RATE_LIMIT_BURST", 60, 1, 1_000_000),
+    rateLimitPerSecond: int(env, "HERALD_RATE_LIMIT_PER_SECOND", 10, 1, 1_000_000),
+    credentialCacheMs: int(env, "HERALD_CREDENTIAL_CACHE_MS", 500, 0, 1000),
+    shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
+    signupEnabled: env.HERALD_SIGNUP !== "0",
+    streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
+    workerEnabled: env.HERALD_WORKER !== "0",
+    deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),
+    monthlyQuota: int(env, "HERALD_MONTHLY_QUOTA", 10_000, 0, 2_000_000_000),
+    publicUrl: env.HERALD_PUBLIC_URL || undefined,
+    loginFailuresPerAccount: int(env, "HERALD_LOGIN_FAILURES_PER_ACCOUNT", 10, 1, 1000),
+    loginFailuresPerAddress: int(env, "HERALD_LOGIN_FAILURES_PER_ADDRESS", 30, 1, 10000),
+  };
+}

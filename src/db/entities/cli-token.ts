@@ -1,0 +1,17 @@
+import { defineEntity, p } from "@mikro-orm/core";
+
+/** A CLI token of an account. Only the SHA-256 digest of its secret is stored. */
+export const CliToken = defineEntity({
+  name: "CliToken",
+  tableName: "cli_token",
+  properties: {
+    id: p.uuid().primary(),
+    accountId: p.uuid(),
+    name: p.text(),
+    secretDigest: p.type("blob"),
+    displayPrefix: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    lastUsedAt: p.datetime().nullable(),
+    revokedAt: p.datetime().nullable(),
+  },
+});

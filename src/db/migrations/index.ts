@@ -1,0 +1,12 @@
+import { Migration0001Initial } from "./0001-initial.ts";
+import { Migration0002Credentials } from "./0002-credentials.ts";
+import { Migration0003Devices } from "./0003-devices.ts";
+import { Migration0004Deliveries } from "./0004-deliveries.ts";
+
+/** Every migration in order. Applied at start; never edited once committed. */
+export const migrations = [
+  { name: "0001-initial", class: Migration0001Initial },
+  { name: "0002-credentials", class: Migration0002Credentials },
+  { name: "0003-devices", class: Migration0003Devices },
+  { name: "0004-deliveries", class: Migration0004Deliveries },
+];

@@ -1,0 +1,90 @@
+/**
+ * APNs with the `apns2` library: token auth (ES256 provider token), priority and interruption
+ * level from the notification's priority, `apns-expiration` from the remaining lifetime, and the
+ * notification id as `apns-collapse-id`, so a retried push replaces the first.
+ */
+import { ApnsClient, ApnsError, Notification } from "apns2";
+import { Pool } from "undici";
+import { fitPreview, type Preview } from "../../domain/payload.ts";
+import { apnsPriority } from "../../domain/priority.ts";
+import type { PushMessage, Sender, SendResult } from "./sender.ts";
+
+/** APNs refuses payloads over 4096 bytes. */
+export const apnsPayloadLimit = 4096;
+
+export interface ApnsOptions {
+  teamId: string;
+  keyId: string;
+  /** The `.p8` key (PKCS#8 PEM, P-256). */
+  signingKey: string;
+  /** The app's bundle id: the `apns-topic`. */
+  bundleId: string;
+  sandbox: boolean;
+  /** Another origin than Apple's (a relay, or a test server), and the CA to trust for it. */
+  endpoint?: { origin: string; ca?: string };
+}
+
+const deadReasons = new Set(["Unregistered", "BadDeviceToken", "DeviceTokenNotForTopic"]);
+const retryStatuses = new Set([429, 500, 503]);
+
+function build(msg: PushMessage, token: string, bundleId: string, preview: Preview): Notification {
+  const { priority, interruptionLevel } = apnsPriority(msg.priority);
+  return new Notification(token, {
+    alert: { title: preview.title, body: preview.message },
+    priority: priority as 5 | 10,
+    expiration: Math.floor(msg.expiresAt.getTime() / 1000),
+    collapseId: msg.notificationId,
+    topic: bundleId,
+    aps: { "interruption-level": interruptionLevel, "mutable-content": 1 },
+    data: {
+      id: preview.id,
+      topic: preview.topic,
+      truncated: preview.truncated,
+      ...(msg.clickUrl ? { click_url: msg.clickUrl } : {}),
+    },
+  });
+}
+
+export function createApnsSender(opts: ApnsOptions): Sender {
+  const client = new ApnsClient({
+    team: opts.teamId,
+    keyId: opts.keyId,
+    signingKey: opts.signingKey,
+    defaultTopic: opts.bundleId,
+    host: opts.sandbox ? "api.sandbox.push.apple.com" : "api.push.apple.com",
+  });
+  if (opts.endpoint) {
+    // apns2 only lets the host be chosen, on port 443; its undici pool is replaceable.
+    (client as unknown as { client: Pool }).client = new Pool(opts.endpoint.origin, {
+      allowH2: true,
+      connections: 8,
+      ...(opts.endpoint.ca ? { connect: { ca: opts.endpoint.ca } } : {}),
+    });
+  }
+  return {
+    platform: "ios",
+    async send(msg, token): Promise<SendResult> {
+      const preview = fitPreview(
+        { id: msg.notificationId, topic: msg.topic, title: msg.title, message: msg.message },
+        apnsPayloadLimit,
+        (p) => JSON.stringify(build(msg, token, opts.bundleId, p).buildApnsOptions()),
+      );
+      try {
+        await client.send(build(msg, token, opts.bundleId, preview));
+        return { kind: "ok" };
+      } catch (err) {
+        if (!(err instanceof ApnsError)) {
+          return { kind: "retry", reason: `APNs: ${(err as Error).message}` };
+        }
+        const why = `APNs ${err.statusCode} ${err.reason}`;
+        if (deadReasons.has(err.reason)) return { kind: "dead_token", reason: why };
+        if (retryStatuses.has(err.statusCode)) return { kind: "retry", reason: why };
+        if (err.statusCode === 403) {
+          return { kind: "permanent", reason: `${why}: check the APNs key, key id and team id` };
+        }
+        return { kind: "permanent", reason: why };
+      }
+    },
+    close: () => client.close(),
+  };
+}

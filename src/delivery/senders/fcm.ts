@@ -1,0 +1,109 @@
+/**
+ * FCM with `firebase-admin` (HTTP v1 API): a data + notification message with Android priority
+ * from the notification's priority, `ttl` from the remaining lifetime, and the notification id as
+ * the collapse key, so a retried push replaces the first.
+ */
+import { randomUUID } from "node:crypto";
+import type { Agent } from "node:https";
+import { type App, cert, deleteApp, initializeApp } from "firebase-admin/app";
+import { getMessaging, type Message } from "firebase-admin/messaging";
+import { fitPreview, type Preview } from "../../domain/payload.ts";
+import { fcmPriority } from "../../domain/priority.ts";
+import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
+
+/** FCM refuses messages whose payload exceeds 4096 bytes. */
+export const fcmPayloadLimit = 4096;
+
+export interface FcmOptions {
+  /** Path of the service account key JSON. */
+  serviceAccountFile: string;
+  /** Transport for both the OAuth token and the send requests. */
+  agent?: Agent;
+}
+
+const deadCodes = new Set([
+  "messaging/registration-token-not-registered",
+  "messaging/mismatched-credential",
+  "messaging/invalid-registration-token",
+]);
+const retryCodes = new Set([
+  "messaging/message-rate-exceeded",
+  "messaging/device-message-rate-exceeded",
+  "messaging/internal-error",
+  "messaging/server-unavailable",
+  "messaging/unknown-error",
+]);
+
+function build(msg: PushMessage, token: string, preview: Preview): Message {
+  return {
+    token,
+    notification: { title: preview.title, body: preview.message },
+    data: {
+      id: preview.id,
+      topic: preview.topic,
+      truncated: String(preview.truncated),
+      ...(msg.clickUrl ? { click_url: msg.clickUrl } : {}),
+    },
+    android: {
+      priority: fcmPriority(msg.priority),
+      ttl: Math.max(0, msg.expiresAt.getTime() - Date.now()),
+      collapseKey: msg.notificationId,
+    },
+  };
+}
+
+export function createFcmSender(opts: FcmOptions): Sender {
+  const app: App = initializeApp(
+    {
+      credential: cert(opts.serviceAccountFile, opts.agent),
+      ...(opts.agent ? { httpAgent: opts.agent } : {}),
+    },
+    `herald-fcm-${randomUUID()}`,
+  );
+  const messaging = getMessaging(app);
+  // sendEach() would use its own HTTP/2 session; send() goes through the configured agent.
+  return {
+    platform: "android",
+    async send(msg, token): Promise<SendResult> {
+      const preview = fitPreview(
+        { id: msg.notificationId, topic: msg.topic, title: msg.title, message: msg.message },
+        fcmPayloadLimit,
+        (p) => {
+          const m = build(msg, token, p);
+          return JSON.stringify({ notification: m.notification, data: m.data });
+        },
+      );
+      try {
+        await messaging.send(build(msg, token, preview));
+        return { kind: "ok" };
+      } catch (err) {
+        const e = err as {
+          code?: string;
+          message?: string;
+          httpResponse?: { headers?: Record<string, string | undefined> };
+        };
+        const why = `FCM ${e.code ?? "error"}: ${e.message ?? ""}`.trim();
+        if (e.code && deadCodes.has(e.code)) return { kind: "dead_token", reason: why };
+        if (e.code === "messaging/invalid-argument" && /token/i.test(e.message ?? "")) {
+          return { kind: "dead_token", reason: why };
+        }
+        if (!e.code || retryCodes.has(e.code) || e.code.startsWith("app/network")) {
+          const after = retryAfterMs(e.httpResponse?.headers?.["retry-after"]);
+          return {
+            kind: "retry",
+            reason: why,
+            ...(after !== undefined ? { retryAfterMs: after } : {}),
+          };
+        }
+        if (
+          e.code === "messaging/third-party-auth-error" ||
+          e.code.startsWith("app/invalid-credential")
+        ) {
+          return { kind: "permanent", reason: `${why}: check the FCM service account` };
+        }
+        return { kind: "permanent", reason: why };
+      }
+    },
+    close: () => deleteApp(app),
+  };
+}

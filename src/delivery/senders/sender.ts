@@ -1,0 +1,52 @@
+/**
+ * One narrow interface for every push provider. A sender turns a provider's answer into one of
+ * four outcomes; provider SDK errors never leave the sender.
+ */
+export interface PushMessage {
+  notificationId: string;
+  topic: string;
+  title: string;
+  message: string;
+  priority: string;
+  clickUrl: string | null;
+  /** The provider must drop the push after this instant (remaining lifetime at send time). */
+  expiresAt: Date;
+  /** True when the notification has a ttl; without one, providers keep it up to 24 h. */
+  hasTtl: boolean;
+}
+
+export type SendResult =
+  | { kind: "ok" }
+  /** Try again later (provider 429/5xx/timeout); not before `retryAfterMs` if given. */
+  | { kind: "retry"; reason: string; retryAfterMs?: number }
+  /** The token or subscription is gone: disable the device. */
+  | { kind: "dead_token"; reason: string }
+  /** Will never succeed as is (bad request, or our configuration is wrong). */
+  | { kind: "permanent"; reason: string };
+
+export interface Sender {
+  readonly platform: "ios" | "android" | "web";
+  /** Undefined when ready; otherwise why the platform cannot send (reported at start). */
+  readonly unconfigured?: string;
+  send(message: PushMessage, token: string): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+/** The sender of a platform that has no configuration: every delivery fails, saying why. */
+export function unconfiguredSender(platform: Sender["platform"], why: string): Sender {
+  return {
+    platform,
+    unconfigured: why,
+    send: async () => ({ kind: "permanent", reason: why }),
+    close: async () => {},
+  };
+}
+
+/** Seconds of a `Retry-After` header value (delta-seconds or HTTP date) as milliseconds. */
+export function retryAfterMs(value: string | null | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}

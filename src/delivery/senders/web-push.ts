@@ -1,0 +1,97 @@
+/**
+ * Web Push with the `web-push` library: VAPID-signed, aes128gcm-encrypted, with TTL (remaining
+ * lifetime), Urgency (priority) and Topic (the collapse id: a retried push replaces the first).
+ */
+import type { Agent } from "node:https";
+import webpush from "web-push";
+import { fitPreview, type Preview } from "../../domain/payload.ts";
+import { webPushUrgency } from "../../domain/priority.ts";
+import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
+
+/** The push service accepts about 4 KiB of ciphertext; ~3993 bytes of plaintext fit. */
+export const webPushPlaintextLimit = 3900;
+
+export interface VapidKeys {
+  publicKey: string;
+  privateKey: string;
+  /** `mailto:` or `https:` contact for push services. */
+  subject: string;
+}
+
+export interface WebPushOptions {
+  vapid: VapidKeys;
+  /** Transport for the HTTPS requests (e.g. one that trusts a test CA). */
+  agent?: Agent;
+  timeoutMs?: number;
+}
+
+export function webPushPayload(msg: PushMessage): string {
+  const encode = (p: Preview) =>
+    JSON.stringify({
+      id: p.id,
+      topic: p.topic,
+      title: p.title,
+      message: p.message,
+      truncated: p.truncated,
+      priority: msg.priority,
+      click_url: msg.clickUrl,
+    });
+  const preview = fitPreview(
+    { id: msg.notificationId, topic: msg.topic, title: msg.title, message: msg.message },
+    webPushPlaintextLimit,
+    encode,
+  );
+  return encode(preview);
+}
+
+/** A UUID as a Topic header: at most 32 characters of the URL-safe base64 alphabet. */
+export const collapseTopic = (id: string) => id.replaceAll("-", "");
+
+export function createWebPushSender(opts: WebPushOptions): Sender {
+  return {
+    platform: "web",
+    async send(msg, token): Promise<SendResult> {
+      const subscription = JSON.parse(token) as webpush.PushSubscription;
+      const ttl = Math.max(0, Math.floor((msg.expiresAt.getTime() - Date.now()) / 1000));
+      try {
+        await webpush.sendNotification(subscription, webPushPayload(msg), {
+          vapidDetails: opts.vapid,
+          TTL: ttl,
+          urgency: webPushUrgency(msg.priority),
+          topic: collapseTopic(msg.notificationId),
+          timeout: opts.timeoutMs ?? 10_000,
+          ...(opts.agent ? { agent: opts.agent } : {}),
+        });
+        return { kind: "ok" };
+      } catch (err) {
+        const e = err as {
+          statusCode?: number;
+          headers?: Record<string, string>;
+          message?: string;
+        };
+        const status = e.statusCode;
+        if (status === undefined)
+          return { kind: "retry", reason: `web push: ${e.message ?? "network error"}` };
+        if (status === 404 || status === 410) {
+          return { kind: "dead_token", reason: `web push subscription gone (HTTP ${status})` };
+        }
+        if (status === 429 || status >= 500) {
+          const after = retryAfterMs(e.headers?.["retry-after"]);
+          return {
+            kind: "retry",
+            reason: `web push HTTP ${status}`,
+            ...(after !== undefined ? { retryAfterMs: after } : {}),
+          };
+        }
+        if (status === 400 || status === 401 || status === 403) {
+          return {
+            kind: "permanent",
+            reason: `web push rejected our request (HTTP ${status}): check the VAPID configuration`,
+          };
+        }
+        return { kind: "permanent", reason: `web push HTTP ${status}` };
+      }
+    },
+    close: async () => opts.agent?.destroy(),
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The publish rules that protovalidate cannot express in the proto. They run in the validation
+ * interceptor right after the proto's rules, so every surface applies them and a client hears
+ * about every bad field at once.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { FieldViolation } from "../errors.ts";
+import { refusePublicUrl } from "./public-url.ts";
+
+export const limits = {
+  metadataBytes: 2048,
+  idempotencyKeyMaxLength: 255,
+} as const;
+
+/** The subset of a publish request these rules read. */
+export interface NotifyInput {
+  title: string;
+  clickUrl?: string | undefined;
+  metadata?: JsonObject | undefined;
+}
+
+/** Compact UTF-8 JSON, the form whose size the metadata limit counts. */
+export function compactJson(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+export function notifyViolations(req: NotifyInput): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  if (req.title.length > 0 && req.title.trim() === "") {
+    out.push({ field: "title", message: "must not be blank" });
+  }
+  if (req.clickUrl !== undefined) {
+    const why = refusePublicUrl(req.clickUrl);
+    if (why) out.push({ field: "click_url", message: why });
+  }
+  if (req.metadata !== undefined) {
+    const bytes = Buffer.byteLength(compactJson(req.metadata), "utf8");
+    if (bytes > limits.metadataBytes) {
+      out.push({
+        field: "metadata",
+        message: `must be at most ${limits.metadataBytes} bytes of compact JSON, got ${bytes}`,
+      });
+    }
+  }
+  return out;
+}
+
+const idempotencyKeyPattern = /^[\x20-\x7e]{1,255}$/;
+
+/** Idempotency-Key: 1..255 printable ASCII characters. */
+export function idempotencyKeyViolation(key: string): FieldViolation | undefined {
+  if (idempotencyKeyPattern.test(key)) return undefined;
+  return {
+    field: "Idempotency-Key",
+    message: `must be 1..${limits.idempotencyKeyMaxLength} printable ASCII characters`,
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * `npm start`: configuration → database (embedded unless DATABASE_URL) → migrations → first-start
+ * bootstrap → listen. SIGTERM/SIGINT stop accepting, drain in-flight calls, close the database
+ * and stop the embedded PostgreSQL.
+ */
+import { createWriteStream, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "./app.ts";
+import { bootstrapIfEmpty } from "./bootstrap.ts";
+import { loadConfig } from "./config.ts";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
+import { type Orm, openDatabase } from "./db/orm.ts";
+import { sendersFromEnv } from "./delivery/senders/index.ts";
+import { loadTokenKeyRing } from "./token-keys.ts";
+
+const config = loadConfig();
+let embedded: EmbeddedDatabase | undefined;
+let orm: Orm | undefined;
+let app: FastifyInstance | undefined;
+
+// Installed before anything starts, so that a signal during start-up still stops cleanly.
+let stopping = false;
+async function stop(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  app?.log.info({ signal }, "shutting down");
+  try {
+    await app?.close();
+    await orm?.close();
+  } finally {
+    await embedded?.stop();
+  }
+  process.exit(0);
+}
+process.once("SIGTERM", () => void stop("SIGTERM"));
+process.once("SIGINT", () => void stop("SIGINT"));
+
+async function start() {
+  let url = config.databaseUrl;
+  if (url === undefined) {
+    mkdirSync(config.dataDir, { recursive: true });
+    const pgLog = createWriteStream(join(config.dataDir, "postgres.log"), { flags: "a" });
+    embedded = await startEmbeddedPostgres({ dir: config.dataDir, log: (l) => pgLog.write(l) });
+    url = embedded.url;
+  }
+  orm = await openDatabase({
+    url,
+    poolSize: config.dbPoolSize,
+    lockTimeoutMs: config.idempotencyWaitMs,
+  });
+  const boot = config.bootstrap
+    ? await bootstrapIfEmpty(orm, {
+        email: process.env.HERALD_OWNER_EMAIL || "owner@localhost",
+        password: process.env.HERALD_OWNER_PASSWORD,
+      })
+    : undefined;
+  const tokenKeys = loadTokenKeyRing(process.env, config.dataDir);
+  app = await buildApp({
+    config,
+    orm,
+    tokenKeys: tokenKeys.ring,
+    senders: sendersFromEnv(process.env, config.dataDir),
+  });
+  app.log.info({ source: tokenKeys.source, key_id: tokenKeys.ring.current.id }, "token key ring");
+  if (stopping) return;
+  await app.listen({ host: config.host, port: config.port });
+  const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${(app.server.address() as { port: number }).port}`;
+  if (boot) {
+    process.stdout.write(
+      `\nFirst start: created an account, the project "default" and an API key.\n` +
+        `The key is shown this once; store it now:\n\n` +
+        `HERALD_API_KEY=${boot.apiKey}\n\n` +
+        `Try it:\n  curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Deploy finished","priority":"high"}' ${base}/v1/notify\n\n`,
+    );
+  }
+}
+
+start().catch(async (err: unknown) => {
+  process.stderr.write(
+    `herald failed to start: ${err instanceof Error ? err.stack : String(err)}\n`,
+  );
+  await embedded?.stop();
+  process.exit(1);
+});

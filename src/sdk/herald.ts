@@ -1,0 +1,167 @@
+/**
+ * The Herald Node SDK: publish and read notifications from scripts, servers and agents.
+ *
+ * ```ts
+ * import { Herald } from "@herald/sdk";
+ * const herald = new Herald({ apiKey: process.env.HERALD_API_KEY });
+ * await herald.notify({ title: "Deploy finished", priority: "high" });
+ * ```
+ */
+import { randomUUID } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
+import { type NotifyRequestSchema, NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { HeraldError } from "./errors.ts";
+
+export type { Notification };
+/** What `notify` takes: the publish request, typed from the proto. Only `title` is required. */
+export type NotifyInput = MessageInitShape<typeof NotifyRequestSchema> & { title: string };
+
+export interface HeraldOptions {
+  /** A project API key (`hk_…`). Defaults to HERALD_API_KEY. */
+  apiKey?: string;
+  /** Or a CLI token (`hc_…`), which publishes into `project` or the default project. */
+  token?: string;
+  /** Project id or name for a CLI token (the `Herald-Project` header). */
+  project?: string;
+  /** Defaults to HERALD_URL, else http://127.0.0.1:8080. */
+  baseUrl?: string;
+  /** `connect` (HTTP/1.1 or 2, the default) or `grpc` (HTTP/2). */
+  transport?: "connect" | "grpc";
+  /** Per attempt. Default 10 s. */
+  timeoutMs?: number;
+  /** Retries of a transient failure. Default 3. */
+  maxRetries?: number;
+}
+
+export interface NotifyOptions {
+  /**
+   * Makes retries safe: a repeat with the same key in 24 h returns the original notification and
+   * sends nothing again. One is generated per call when not given, and reused by the SDK's own
+   * retries.
+   */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface ListFilter {
+  topic?: string;
+  /** 1..100, default 20. */
+  pageSize?: number;
+  pageToken?: string;
+}
+
+/** Transient: worth retrying with the same idempotency key. */
+function transient(e: HeraldError): boolean {
+  if (["network", "unavailable", "deadline_exceeded", "idempotency_key_in_use"].includes(e.code)) {
+    return true;
+  }
+  // A rate limit passes; a monthly quota does not, within a retry budget.
+  return e.code === "rate_limited";
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+
+/** A client of one Herald server with one credential. Safe to share. */
+export class Herald {
+  readonly #client: Client<typeof NotifyService>;
+  readonly #headers: Record<string, string>;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+
+  constructor(options: HeraldOptions = {}) {
+    const secret =
+      options.apiKey ?? options.token ?? process.env.HERALD_API_KEY ?? process.env.HERALD_TOKEN;
+    if (!secret) {
+      throw new HeraldError("no credential: pass apiKey or token, or set HERALD_API_KEY", {
+        code: "unauthenticated",
+        status: 401,
+      });
+    }
+    const baseUrl = options.baseUrl ?? process.env.HERALD_URL ?? "http://127.0.0.1:8080";
+    const transport: Transport =
+      options.transport === "grpc"
+        ? createGrpcTransport({ baseUrl })
+        : createConnectTransport({ baseUrl, httpVersion: "1.1" });
+    this.#client = createClient(NotifyService, transport);
+    this.#headers = { authorization: `Bearer ${secret}` };
+    if (options.project) this.#headers["herald-project"] = options.project;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#maxRetries = options.maxRetries ?? 3;
+  }
+
+  /**
+   * Publishes a notification and returns it. Transient failures (network errors, `unavailable`,
+   * rate limits, deadlines) are retried with backoff and jitter under one idempotency key, so a
+   * retry never delivers twice.
+   */
+  async notify(input: NotifyInput, options: NotifyOptions = {}): Promise<Notification> {
+    const key = options.idempotencyKey ?? randomUUID();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await this.#client.notify(input, {
+          headers: { ...this.#headers, "idempotency-key": key },
+          timeoutMs: this.#timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        if (!res.notification) throw new Error("empty response");
+        return res.notification;
+      } catch (err) {
+        const e = HeraldError.from(err);
+        if (!transient(e) || attempt >= this.#maxRetries || options.signal?.aborted) throw e;
+        const ceiling = Math.min(5_000, 200 * 2 ** attempt);
+        await sleep(Math.max(e.retryAfterMs ?? 0, Math.random() * ceiling), options.signal);
+      }
+    }
+  }
+
+  /** One notification of the project, with its delivery status per device. */
+  async getNotification(id: string): Promise<Notification> {
+    try {
+      const res = await this.#client.getNotification(
+        { id },
+        { headers: this.#headers, timeoutMs: this.#timeoutMs },
+      );
+      return res.notification as Notification;
+    } catch (err) {
+      throw HeraldError.from(err);
+    }
+  }
+
+  /** One page of the project's notifications, newest first. */
+  async listNotifications(
+    filter: ListFilter = {},
+  ): Promise<{ notifications: Notification[]; nextPageToken: string }> {
+    try {
+      return await this.#client.listNotifications(filter, {
+        headers: this.#headers,
+        timeoutMs: this.#timeoutMs,
+      });
+    } catch (err) {
+      throw HeraldError.from(err);
+    }
+  }
+
+  /** Every notification matching the filter, newest first, fetching pages as it goes. */
+  async *notifications(filter: Omit<ListFilter, "pageToken"> = {}): AsyncGenerator<Notification> {
+    let pageToken = "";
+    do {
+      const page = await this.listNotifications({ ...filter, pageToken });
+      yield* page.notifications;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+}

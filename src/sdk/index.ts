@@ -1,0 +1,10 @@
+/** @module @herald/sdk — the Node SDK for Herald. See docs/sdk.md. */
+export { HeraldError } from "./errors.ts";
+export {
+  Herald,
+  type HeraldOptions,
+  type ListFilter,
+  type Notification,
+  type NotifyInput,
+  type NotifyOptions,
+} from "./herald.ts";

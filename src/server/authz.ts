@@ -1,0 +1,79 @@
+/**
+ * The authorization matrix: for every RPC, which credentials may call it. One table, read by
+ * the auth interceptor; docs/auth.md mirrors it. An RPC missing here is refused (fail closed).
+ */
+import type { DescMethod } from "@bufbuild/protobuf";
+import type { Principal } from "./context.ts";
+
+export type Grant =
+  /** No credential needed (sign-up and the login steps). */
+  | { kind: "public" }
+  /** A project API key holding the scope. */
+  | { kind: "apiKey"; scope: "write" | "read" }
+  /** A CLI token: acts for its whole account. */
+  | { kind: "cliToken" }
+  /** A device credential: manages its own device and receives. */
+  | { kind: "device" };
+
+const publicCall: Grant[] = [{ kind: "public" }];
+const owner: Grant[] = [{ kind: "cliToken" }];
+const writer: Grant[] = [{ kind: "apiKey", scope: "write" }, { kind: "cliToken" }];
+const reader: Grant[] = [{ kind: "apiKey", scope: "read" }, { kind: "cliToken" }];
+const device: Grant[] = [{ kind: "device" }];
+
+export const matrix: Record<string, readonly Grant[]> = {
+  "herald.v1.NotifyService/Notify": writer,
+  "herald.v1.NotifyService/GetNotification": reader,
+  "herald.v1.NotifyService/ListNotifications": reader,
+  "herald.v1.AccountService/SignUp": publicCall,
+  "herald.v1.AccountService/GetAccount": owner,
+  "herald.v1.AccountService/GetUsage": reader,
+  "herald.v1.AuthService/Login": publicCall,
+  "herald.v1.AuthService/StartLogin": publicCall,
+  "herald.v1.AuthService/PollLogin": publicCall,
+  "herald.v1.AuthService/ApproveLogin": owner,
+  "herald.v1.AuthService/DenyLogin": owner,
+  "herald.v1.AuthService/Logout": owner,
+  "herald.v1.AuthService/ListCliTokens": owner,
+  "herald.v1.AuthService/RevokeCliToken": owner,
+  "herald.v1.ProjectService/CreateProject": owner,
+  "herald.v1.ProjectService/ListProjects": owner,
+  "herald.v1.ProjectService/GetProject": owner,
+  "herald.v1.ProjectService/RenameProject": owner,
+  "herald.v1.ProjectService/DeleteProject": owner,
+  "herald.v1.ApiKeyService/CreateApiKey": owner,
+  "herald.v1.ApiKeyService/ListApiKeys": owner,
+  "herald.v1.ApiKeyService/RevokeApiKey": owner,
+  "herald.v1.DeviceService/SignInDevice": publicCall,
+  "herald.v1.DeviceService/CreatePairingCode": owner,
+  "herald.v1.DeviceService/RegisterChannel": device,
+  "herald.v1.DeviceService/SetTopicFilter": device,
+  "herald.v1.DeviceService/SignOutDevice": device,
+  "herald.v1.DeviceService/ListDevices": owner,
+  "herald.v1.DeviceService/RenameDevice": owner,
+  "herald.v1.DeviceService/RemoveDevice": owner,
+  "herald.v1.DeviceService/SendTestNotification": owner,
+  "herald.v1.InboxService/Subscribe": device,
+  "herald.v1.InboxService/FetchNotification": device,
+  "herald.v1.InboxService/AckNotification": device,
+  "herald.v1.InboxService/MarkOpened": device,
+};
+
+export function rpcName(method: DescMethod): string {
+  return `${method.parent.typeName}/${method.name}`;
+}
+
+export function isPublic(grants: readonly Grant[]): boolean {
+  return grants.some((g) => g.kind === "public");
+}
+
+/** Whether the principal may call the method. */
+export function allows(grants: readonly Grant[], principal: Principal): boolean {
+  return grants.some((g) => {
+    if (g.kind === "public") return true;
+    if (g.kind !== principal.kind) return false;
+    if (g.kind === "apiKey")
+      return principal.kind === "apiKey" && principal.scopes.includes(g.scope);
+    return true;
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * The outermost interceptor: one log line per call, and the guarantee that no unexpected error
+ * reaches a client with its message. Expected errors (ConnectErrors) pass through unchanged;
+ * anything else is logged with its stack and replaced by `internal`, which the client can
+ * trace through the request id.
+ */
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { FastifyBaseLogger } from "fastify";
+import { heraldError, publicError } from "../../errors.ts";
+import { rpcName } from "../authz.ts";
+import { principalKey, requestIdKey, restExchangeKey } from "../context.ts";
+
+function protocolOf(contentType: string | null, rest: boolean): string {
+  if (rest) return "rest";
+  if (contentType?.startsWith("application/grpc-web")) return "grpc-web";
+  if (contentType?.startsWith("application/grpc")) return "grpc";
+  return "connect";
+}
+
+export function createLoggingInterceptor(log: FastifyBaseLogger): Interceptor {
+  return (next) => async (req) => {
+    const started = performance.now();
+    const requestId = req.contextValues.get(requestIdKey);
+    const fields = () => ({
+      request_id: requestId,
+      rpc: rpcName(req.method),
+      protocol: protocolOf(
+        req.header.get("content-type"),
+        req.contextValues.get(restExchangeKey) !== undefined,
+      ),
+      credential_id: req.contextValues.get(principalKey)?.credentialId,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
+    try {
+      const res = await next(req);
+      res.header.set("request-id", requestId);
+      log.info({ ...fields(), code: "ok" }, "rpc");
+      return res;
+    } catch (err) {
+      if (err instanceof ConnectError && publicError(err).code !== "internal") {
+        err.metadata.set("request-id", requestId);
+        log.info({ ...fields(), code: publicError(err).code }, "rpc");
+        throw err;
+      }
+      log.error({ ...fields(), code: "internal", err }, "rpc failed");
+      throw heraldError("internal", "internal error", {
+        metadata: { "request-id": requestId },
+      });
+    }
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Input validation for every surface: the proto's `buf.validate` rules (protovalidate), the
+ * domain rules protovalidate cannot express, and what the REST shim found while transcoding,
+ * reported together so that a client learns about every bad field in one answer.
+ */
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import { pathToString } from "@bufbuild/protobuf/reflect";
+import { createValidator } from "@bufbuild/protovalidate";
+import type { Interceptor } from "@connectrpc/connect";
+import { type FieldViolation, heraldError } from "../../errors.ts";
+import { rpcName } from "../authz.ts";
+import { restExchangeKey } from "../context.ts";
+
+/** Extra checks for one RPC: the decoded request and its headers in, violations out. */
+export type DomainRule = (message: MessageShape<DescMessage>, header: Headers) => FieldViolation[];
+
+export function createValidateInterceptor(rules: Record<string, DomainRule>): Interceptor {
+  const validator = createValidator();
+  return (next) => async (req) => {
+    if (req.stream) return next(req);
+    const violations: FieldViolation[] = [
+      ...(req.contextValues.get(restExchangeKey)?.decodeViolations ?? []),
+    ];
+    const reported = new Set(violations.map((v) => v.field));
+    const result = validator.validate(req.method.input, req.message);
+    if (result.kind === "error") throw result.error;
+    for (const v of result.violations ?? []) {
+      const field = pathToString(v.field);
+      // A field the shim could not decode is absent from the message: do not report it twice.
+      if (!reported.has(field)) violations.push({ field, message: v.message });
+    }
+    violations.push(...(rules[rpcName(req.method)]?.(req.message, req.header) ?? []));
+    if (violations.length > 0) {
+      const fields = [...new Set(violations.map((v) => v.field || "body"))].join(", ");
+      throw heraldError("invalid_argument", `invalid request: ${fields}`, { violations });
+    }
+    return next(req);
+  };
+}

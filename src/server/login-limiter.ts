@@ -1,0 +1,30 @@
+/**
+ * Failed password logins are limited per account (email) and per client address, so that
+ * guessing is slow against one account and from one address. Only failures spend tokens: a
+ * correct password is never refused while tokens remain.
+ */
+import type { Config } from "../config.ts";
+import { TokenBucketLimiter } from "./token-bucket.ts";
+
+export class LoginLimiter {
+  readonly #perAccount: TokenBucketLimiter;
+  readonly #perAddress: TokenBucketLimiter;
+
+  constructor(config: Config, now?: () => number) {
+    this.#perAccount = new TokenBucketLimiter(config.loginFailuresPerAccount, 1 / 60, now);
+    this.#perAddress = new TokenBucketLimiter(config.loginFailuresPerAddress, 1 / 10, now);
+  }
+
+  /** Seconds to wait before trying again, or undefined when a try is allowed. */
+  blocked(email: string, address: string): number | undefined {
+    const a = this.#perAccount.peek(email.toLowerCase());
+    const b = this.#perAddress.peek(address);
+    if (a.allowed && b.allowed) return undefined;
+    return Math.max(a.retryAfterSeconds, b.retryAfterSeconds);
+  }
+
+  failed(email: string, address: string): void {
+    this.#perAccount.take(email.toLowerCase());
+    this.#perAddress.take(address);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * One cleartext port for HTTP/1.1 and HTTP/2 with prior knowledge (h2c), which gRPC needs.
+ * Node's `allowHTTP1` works only with TLS, so each new connection is sniffed: an HTTP/2 client
+ * opens with the connection preface `PRI * HTTP/2.0…`, anything else is HTTP/1.1. The peeked
+ * bytes are put back and the socket is handed to the matching Node server.
+ *
+ * The returned object is a `net.Server` with the extra methods Fastify looks for when it closes
+ * (`closeIdleConnections`, `closeAllConnections`, `closeHttp2Sessions`).
+ */
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import http2, { type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import net, { type Socket } from "node:net";
+import { Duplex } from "node:stream";
+
+const preface = Buffer.from("PRI * HTTP/2.0");
+
+export type Handler = (
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+) => void;
+
+export interface PolyglotServer extends net.Server {
+  closeIdleConnections(): void;
+  closeAllConnections(): void;
+  closeHttp2Sessions(): void;
+}
+
+export interface PolyglotOptions {
+  /** Idle keep-alive time for HTTP/1.1 connections and HTTP/2 sessions. */
+  keepAliveTimeoutMs: number;
+}
+
+export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): PolyglotServer {
+  const h1 = http.createServer(handler as http.RequestListener);
+  h1.keepAliveTimeout = opts.keepAliveTimeoutMs;
+  const h2 = http2.createServer(
+    {},
+    handler as (req: Http2ServerRequest, res: Http2ServerResponse) => void,
+  );
+  h2.setTimeout(opts.keepAliveTimeoutMs);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+
+  const dispatch = (socket: Socket, head: Buffer) => {
+    socket.pause();
+    if (head.subarray(0, preface.length).equals(preface)) {
+      // Node's HTTP/2 reads a net.Socket through its native handle, past any unshifted bytes, so
+      // the session gets a plain Duplex that replays the peeked bytes, then relays the socket.
+      h2.emit("connection", relay(socket, head));
+    } else {
+      socket.unshift(head);
+      h1.emit("connection", socket);
+      socket.resume();
+    }
+  };
+
+  const server = net.createServer((socket) => {
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      // Decide as soon as the bytes seen so far can no longer be (or already are) the preface.
+      const n = Math.min(head.length, preface.length);
+      if (n === preface.length || !head.subarray(0, n).equals(preface.subarray(0, n))) {
+        socket.off("data", onData);
+        dispatch(socket, head);
+      }
+    };
+    socket.on("data", onData);
+    socket.on("error", () => socket.destroy());
+  }) as PolyglotServer;
+
+  server.closeIdleConnections = () => {
+    h1.closeIdleConnections();
+    for (const s of sessions) s.close();
+  };
+  server.closeAllConnections = () => {
+    h1.closeAllConnections();
+    for (const s of sessions) s.destroy();
+  };
+  server.closeHttp2Sessions = () => {
+    for (const s of sessions) s.close();
+  };
+  // Node's HTTP server tracks connections (for closeIdleConnections and request timeouts) from
+  // its 'listening' event; the inner server never listens itself, so it is told when we do.
+  server.on("listening", () => h1.emit("listening"));
+  server.on("close", () => {
+    h1.close();
+    h2.close();
+  });
+  return server;
+}
+
+/** A Duplex over `socket` whose readable side starts with `head`. */
+function relay(socket: Socket, head: Buffer): Duplex {
+  const duplex = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk, _encoding, callback) {
+      socket.write(chunk, callback);
+    },
+    final(callback) {
+      socket.end(callback);
+    },
+    destroy(err, callback) {
+      socket.destroy(err ?? undefined);
+      callback(err);
+    },
+  });
+  duplex.push(head);
+  socket.on("data", (chunk) => {
+    if (!duplex.push(chunk)) socket.pause();
+  });
+  socket.on("end", () => duplex.push(null));
+  socket.on("close", () => duplex.destroy());
+  socket.on("error", (err) => duplex.destroy(err));
+  // Fields http2 and Fastify read from a connection.
+  Object.assign(duplex, {
+    remoteAddress: socket.remoteAddress,
+    remotePort: socket.remotePort,
+    remoteFamily: socket.remoteFamily,
+    localAddress: socket.localAddress,
+    localPort: socket.localPort,
+    setNoDelay: (v?: boolean) => socket.setNoDelay(v),
+    setKeepAlive: (e?: boolean, d?: number) => socket.setKeepAlive(e, d),
+    setTimeout: (ms: number, cb?: () => void) => {
+      socket.setTimeout(ms, cb);
+      return duplex;
+    },
+  });
+  return duplex;
+}

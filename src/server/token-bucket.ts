@@ -1,0 +1,70 @@
+/**
+ * An in-memory token bucket per key: `burst` tokens, refilled at `perSecond`. Buckets live in
+ * this process only; with N processes behind a balancer a client gets up to N times the rate
+ * (docs/auth.md). Idle buckets are dropped once full again, so memory follows active callers.
+ */
+export interface TakeResult {
+  allowed: boolean;
+  /** Tokens left after this request. */
+  remaining: number;
+  /** Seconds until one token is available (0 when allowed). */
+  retryAfterSeconds: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedMs: number;
+}
+
+export class TokenBucketLimiter {
+  readonly burst: number;
+  readonly perSecond: number;
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #now: () => number;
+
+  constructor(burst: number, perSecond: number, now: () => number = Date.now) {
+    this.burst = burst;
+    this.perSecond = perSecond;
+    this.#now = now;
+  }
+
+  /** Takes one token if there is one. */
+  take(key: string): TakeResult {
+    return this.#use(key, true);
+  }
+
+  /** Tells whether a token is there, without taking it. */
+  peek(key: string): TakeResult {
+    return this.#use(key, false);
+  }
+
+  #use(key: string, consume: boolean): TakeResult {
+    const now = this.#now();
+    const bucket = this.#buckets.get(key) ?? { tokens: this.burst, updatedMs: now };
+    bucket.tokens = Math.min(
+      this.burst,
+      bucket.tokens + ((now - bucket.updatedMs) / 1000) * this.perSecond,
+    );
+    bucket.updatedMs = now;
+    const allowed = bucket.tokens >= 1;
+    if (allowed && consume) bucket.tokens -= 1;
+    this.#buckets.set(key, bucket);
+    if (this.#buckets.size > 10_000) this.#sweep(now);
+    return {
+      allowed,
+      remaining: Math.floor(bucket.tokens),
+      retryAfterSeconds: allowed ? 0 : Math.ceil((1 - bucket.tokens) / this.perSecond),
+      resetSeconds: Math.ceil((this.burst - bucket.tokens) / this.perSecond),
+    };
+  }
+
+  #sweep(now: number): void {
+    for (const [key, b] of this.#buckets) {
+      if (b.tokens + ((now - b.updatedMs) / 1000) * this.perSecond >= this.burst) {
+        this.#buckets.delete(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * AuthService: password login, the RFC 8628 device flow, logout and the account's CLI tokens.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
+import type { Config } from "../config.ts";
+import { heraldError } from "../errors.ts";
+import type { LoginLimiter } from "../server/login-limiter.ts";
+import type { AccountStore } from "../store/accounts.ts";
+import type { CredentialStore } from "../store/credentials.ts";
+import { type DeviceLoginStore, formatUserCode } from "../store/device-logins.ts";
+import type { KeyStore } from "../store/keys.ts";
+import { cliTokenToProto } from "./mappers.ts";
+import { authenticatePassword } from "./password-auth.ts";
+import { setRestStatus } from "./rest-status.ts";
+import { principalOf } from "./scope.ts";
+
+/** RFC 8628: how long codes live and the minimum poll interval. */
+const deviceLoginSeconds = 600;
+const pollIntervalSeconds = 5;
+
+export interface AuthDeps {
+  accounts: AccountStore;
+  keys: KeyStore;
+  deviceLogins: DeviceLoginStore;
+  credentials: CredentialStore;
+  limiter: LoginLimiter;
+  config: Config;
+}
+
+export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthService> {
+  const { accounts, keys, deviceLogins, credentials, limiter, config } = deps;
+  const tokenName = (name: string) => name || "herald CLI";
+  return {
+    async login(req, ctx) {
+      const account = await authenticatePassword(
+        { accounts, limiter },
+        ctx,
+        req.email,
+        req.password,
+      );
+      const { secret, token } = await keys.mintCliToken(account.id, tokenName(req.tokenName));
+      setRestStatus(ctx, 201);
+      return { token: secret, cliToken: cliTokenToProto(token, token.id) };
+    },
+
+    async startLogin(req, ctx) {
+      const { deviceCode, login } = await deviceLogins.start(
+        tokenName(req.tokenName),
+        deviceLoginSeconds,
+        pollIntervalSeconds,
+      );
+      const base = config.publicUrl ?? `http://${ctx.requestHeader.get("host") ?? "localhost"}`;
+      const userCode = formatUserCode(login.userCode);
+      return {
+        deviceCode,
+        userCode,
+        verificationUri: `${base}/device`,
+        verificationUriComplete: `${base}/device?user_code=${userCode}`,
+        expiresIn: deviceLoginSeconds,
+        interval: pollIntervalSeconds,
+      };
+    },
+
+    async pollLogin(req) {
+      const result = await deviceLogins.poll(req.deviceCode, async (accountId, name) => {
+        const { secret } = await keys.mintCliToken(accountId, name);
+        return secret;
+      });
+      return { status: result.status, token: result.token ?? "", interval: result.interval };
+    },
+
+    async approveLogin(req, ctx) {
+      const login = await deviceLogins.decide(req.userCode, principalOf(ctx).accountId, true);
+      if (!login) throw heraldError("not_found", "no pending login with this code");
+      return { tokenName: login.tokenName };
+    },
+
+    async denyLogin(req, ctx) {
+      const login = await deviceLogins.decide(req.userCode, principalOf(ctx).accountId, false);
+      if (!login) throw heraldError("not_found", "no pending login with this code");
+      return {};
+    },
+
+    async logout(_req, ctx) {
+      const { accountId, credentialId } = principalOf(ctx);
+      await keys.revokeCliToken(accountId, credentialId);
+      credentials.forget(credentialId);
+      return {};
+    },
+
+    async listCliTokens(_req, ctx) {
+      const { accountId, credentialId } = principalOf(ctx);
+      const tokens = await keys.listCliTokens(accountId);
+      return { cliTokens: tokens.map((t) => cliTokenToProto(t, credentialId)) };
+    },
+
+    async revokeCliToken(req, ctx) {
+      const { accountId, credentialId } = principalOf(ctx);
+      const token = await keys.revokeCliToken(accountId, req.id);
+      if (!token) throw heraldError("not_found", `CLI token ${req.id} not found`);
+      credentials.forget(token.id);
+      return { cliToken: cliTokenToProto(token, credentialId) };
+    },
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * DeviceService: devices sign in (password or pairing code) and manage their own channel and
+ * topic filter with their device credential; the owner lists, renames and removes them.
+ */
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { type Device, DeviceSchema } from "../../gen/herald/v1/device_pb.ts";
+import type { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import type { DeliveryStore } from "../delivery/store.ts";
+import { uuidv7 } from "../domain/ids.ts";
+import { heraldError } from "../errors.ts";
+import type { LoginLimiter } from "../server/login-limiter.ts";
+import type { AccountStore } from "../store/accounts.ts";
+import type { CredentialStore } from "../store/credentials.ts";
+import { formatUserCode } from "../store/device-logins.ts";
+import type { DeviceRow, DeviceStore } from "../store/devices.ts";
+import { authenticatePassword } from "./password-auth.ts";
+import { setRestStatus } from "./rest-status.ts";
+import { principalOf } from "./scope.ts";
+
+export function deviceToProto(d: DeviceRow): Device {
+  return create(DeviceSchema, {
+    id: d.id,
+    name: d.name,
+    platform: d.platform,
+    tokenLast4: d.token_last4,
+    topics: d.topics,
+    enabled: d.enabled,
+    disabledReason: d.disabled_reason,
+    createdAt: timestampFromDate(d.created_at),
+    lastSeenAt: d.last_seen_at ? timestampFromDate(d.last_seen_at) : undefined,
+  });
+}
+
+const apnsToken = /^[0-9a-fA-F]{64,200}$/;
+const fcmToken = /^[A-Za-z0-9:_\-.]{8,4096}$/;
+
+export interface DeviceDeps {
+  devices: DeviceStore;
+  deliveries: DeliveryStore;
+  /** Wakes the worker and live streams after a test notification was committed. */
+  onAddressed: (notificationId: string) => void;
+  accounts: AccountStore;
+  credentials: CredentialStore;
+  limiter: LoginLimiter;
+}
+
+export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof DeviceService> {
+  const { devices, deliveries, onAddressed, accounts, credentials, limiter } = deps;
+  const self = async (accountId: string, id: string) => {
+    const device = await devices.get(accountId, id);
+    if (!device) throw heraldError("unauthenticated", "this device is signed out");
+    return device;
+  };
+  const invalid = (field: string, message: string) =>
+    heraldError("invalid_argument", `invalid request: ${field}`, {
+      violations: [{ field, message }],
+    });
+
+  return {
+    async signInDevice(req, ctx) {
+      let accountId: string | undefined;
+      if (req.method.case === "password") {
+        const { email, password } = req.method.value;
+        const account = await authenticatePassword({ accounts, limiter }, ctx, email, password);
+        accountId = account.id;
+      } else if (req.method.case === "pairingCode") {
+        accountId = await devices.consumePairingCode(req.method.value);
+        if (!accountId)
+          throw heraldError("unauthenticated", "unknown, used or expired pairing code");
+      }
+      if (!accountId) throw invalid("method", "give a password or a pairing code");
+      const { credential, device } = await devices.create(accountId, req.name, req.platform);
+      setRestStatus(ctx, 201);
+      return { deviceCredential: credential, device: deviceToProto(device) };
+    },
+
+    async createPairingCode(_req, ctx) {
+      const { code, expiresAt } = await devices.createPairingCode(principalOf(ctx).accountId);
+      setRestStatus(ctx, 201);
+      return { code: formatUserCode(code), expiresAt: timestampFromDate(expiresAt) };
+    },
+
+    async registerChannel(req, ctx) {
+      const p = principalOf(ctx);
+      const device = await self(p.accountId, p.credentialId);
+      let token: string;
+      if (device.platform === "stream") {
+        throw heraldError("failed_precondition", "a stream device has no push channel: subscribe");
+      } else if (device.platform === "web") {
+        if (req.channel.case !== "webPush")
+          throw invalid("web_push", "is required for a web device");
+        const { endpoint, p256dh, auth } = req.channel.value;
+        if (!endpoint.startsWith("https://")) throw invalid("web_push.endpoint", "must be https");
+        token = JSON.stringify({ endpoint, keys: { p256dh, auth } });
+      } else {
+        if (req.channel.case !== "pushToken") throw invalid("push_token", "is required");
+        const ok = device.platform === "ios" ? apnsToken : fcmToken;
+        if (!ok.test(req.channel.value)) {
+          throw invalid(
+            "push_token",
+            device.platform === "ios"
+              ? "must be an APNs device token (hex)"
+              : "must be an FCM token",
+          );
+        }
+        token = req.channel.value;
+      }
+      return { device: deviceToProto(await devices.registerChannel(device, token)) };
+    },
+
+    async setTopicFilter(req, ctx) {
+      const p = principalOf(ctx);
+      await self(p.accountId, p.credentialId);
+      return { device: deviceToProto(await devices.setTopics(p.credentialId, req.topics)) };
+    },
+
+    async signOutDevice(_req, ctx) {
+      const p = principalOf(ctx);
+      await devices.signOut(p.accountId, p.credentialId);
+      credentials.forget(p.credentialId);
+      return {};
+    },
+
+    async listDevices(_req, ctx) {
+      return { devices: (await devices.list(principalOf(ctx).accountId)).map(deviceToProto) };
+    },
+
+    async renameDevice(req, ctx) {
+      const device = await devices.rename(principalOf(ctx).accountId, req.id, req.name);
+      if (!device) throw heraldError("not_found", `device ${req.id} not found`);
+      return { device: deviceToProto(device) };
+    },
+
+    async sendTestNotification(req, ctx) {
+      const { accountId } = principalOf(ctx);
+      const device = await devices.get(accountId, req.id);
+      if (!device) throw heraldError("not_found", `device ${req.id} not found`);
+      const project = await accounts.defaultProject(accountId);
+      const id = uuidv7();
+      await deliveries.addressedTo(
+        {
+          id,
+          projectId: project.id,
+          title: "Herald test notification",
+          message: `If you can read this, ${device.name} receives Herald notifications.`,
+        },
+        device,
+      );
+      onAddressed(id);
+      setRestStatus(ctx, 202, `/v1/notifications/${id}`);
+      return { notificationId: id };
+    },
+
+    async removeDevice(req, ctx) {
+      if (!(await devices.signOut(principalOf(ctx).accountId, req.id))) {
+        throw heraldError("not_found", `device ${req.id} not found`);
+      }
+      credentials.forget(req.id);
+      return {};
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * InboxService: the device side of delivery. A `stream` device subscribes and receives every
+ * notification fanned out to it, live, with keepalives and a `since` catch-up; any device
+ * fetches the full notification, acknowledges it and reports it opened.
+ */
+import { create } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type InboxService,
+  type SubscribeResponse,
+  SubscribeResponseSchema,
+} from "../../gen/herald/v1/inbox_service_pb.ts";
+import type { DeliveryStore } from "../delivery/store.ts";
+import type { StreamHub } from "../delivery/stream-hub.ts";
+import { heraldError } from "../errors.ts";
+import type { DeviceStore } from "../store/devices.ts";
+import type { NotificationStore } from "../store/notifications.ts";
+import { notificationToProto } from "./notification-mapper.ts";
+import { principalOf } from "./scope.ts";
+
+export interface InboxDeps {
+  deliveries: DeliveryStore;
+  devices: DeviceStore;
+  notifications: NotificationStore;
+  hub: StreamHub;
+  /** At most this long between two messages of a stream (≤ 30 s). */
+  keepaliveMs: number;
+}
+
+export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxService> {
+  const { deliveries, devices, notifications, hub, keepaliveMs } = deps;
+
+  const mine = async (deviceId: string, id: string) => {
+    if (!(await deliveries.isFor(deviceId, id))) {
+      throw heraldError("not_found", `notification ${id} not found for this device`);
+    }
+  };
+
+  return {
+    async *subscribe(req, ctx) {
+      const p = principalOf(ctx);
+      const device = await devices.get(p.accountId, p.credentialId);
+      if (!device) throw heraldError("unauthenticated", "this device is signed out");
+      if (device.platform !== "stream") {
+        throw heraldError(
+          "failed_precondition",
+          "only stream devices subscribe; push devices fetch",
+        );
+      }
+      if (
+        req.since &&
+        !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(req.since)
+      ) {
+        throw heraldError("invalid_argument", "invalid request: since", {
+          violations: [{ field: "since", message: "must be a notification id" }],
+        });
+      }
+      // Register before catching up so nothing published meanwhile is missed.
+      const pending: string[] = [];
+      let wake: (() => void) | undefined;
+      const unsubscribe = hub.subscribe(device.id, (ids) => {
+        pending.push(...ids);
+        wake?.();
+      });
+      const sent = new Set<string>();
+      try {
+        if (req.since) {
+          pending.push(...(await deliveries.streamBacklog(device.id, { since: req.since })));
+        }
+        while (!ctx.signal.aborted) {
+          // Everything that is waiting, at once: one query to load, one to mark, then yield.
+          const batch = pending.splice(0, 500).filter((id) => !sent.has(id));
+          if (batch.length > 0) {
+            // Only catch-up and live can overlap, early on: keep the memory of ids bounded.
+            if (sent.size > 10_000) sent.clear();
+            for (const id of batch) sent.add(id);
+            const rows = await notifications.byIds(batch);
+            await deliveries.markStreamed(device.id, batch);
+            for (const row of rows) {
+              yield create(SubscribeResponseSchema, {
+                event: { case: "notification", value: notificationToProto(row) },
+              });
+            }
+            continue;
+          }
+          const timedOut = await new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => resolve(true), keepaliveMs);
+            const onAbort = () => resolve(false);
+            ctx.signal.addEventListener("abort", onAbort, { once: true });
+            wake = () => {
+              clearTimeout(timer);
+              ctx.signal.removeEventListener("abort", onAbort);
+              resolve(false);
+            };
+          });
+          wake = undefined;
+          if (timedOut) {
+            const keepalive: SubscribeResponse = create(SubscribeResponseSchema, {
+              event: { case: "keepalive", value: timestampNow() },
+            });
+            yield keepalive;
+          }
+        }
+      } finally {
+        unsubscribe();
+      }
+    },
+
+    async fetchNotification(req, ctx) {
+      const deviceId = principalOf(ctx).credentialId;
+      await mine(deviceId, req.id);
+      const row = await notifications.byId(req.id);
+      if (!row) throw heraldError("not_found", `notification ${req.id} not found`);
+      await deliveries.markByDevice(deviceId, req.id, "delivered");
+      return { notification: notificationToProto(row) };
+    },
+
+    async ackNotification(req, ctx) {
+      const deviceId = principalOf(ctx).credentialId;
+      await mine(deviceId, req.id);
+      await deliveries.markByDevice(deviceId, req.id, "delivered");
+      return {};
+    },
+
+    async markOpened(req, ctx) {
+      const deviceId = principalOf(ctx).credentialId;
+      await mine(deviceId, req.id);
+      await deliveries.markByDevice(deviceId, req.id, "opened");
+      return {};
+    },
+  };
+}

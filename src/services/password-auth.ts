@@ -1,0 +1,33 @@
+/**
+ * The one password check: refused while the login limiter says so, argon2 verification (with
+ * equal work for unknown emails), and failures counted per account and per client address.
+ * Used by password login and by device sign-in.
+ */
+import type { HandlerContext } from "@connectrpc/connect";
+import { verifyPassword } from "../domain/passwords.ts";
+import { heraldError } from "../errors.ts";
+import { clientAddressKey } from "../server/context.ts";
+import type { LoginLimiter } from "../server/login-limiter.ts";
+import type { AccountRow, AccountStore } from "../store/accounts.ts";
+
+export async function authenticatePassword(
+  deps: { accounts: AccountStore; limiter: LoginLimiter },
+  ctx: HandlerContext,
+  email: string,
+  password: string,
+): Promise<AccountRow> {
+  const address = ctx.values.get(clientAddressKey);
+  const wait = deps.limiter.blocked(email, address);
+  if (wait !== undefined) {
+    throw heraldError("rate_limited", "too many failed logins; wait before trying again", {
+      retryAfterSeconds: wait,
+      metadata: { "retry-after": String(wait) },
+    });
+  }
+  const account = await deps.accounts.findByEmail(email);
+  if (!(await verifyPassword(account?.passwordHash ?? null, password)) || !account) {
+    deps.limiter.failed(email, address);
+    throw heraldError("unauthenticated", "wrong email or password");
+  }
+  return account;
+}

@@ -1,0 +1,336 @@
+/**
+ * The herald CLI, run in-process with a temporary config directory against a real server.
+ */
+import { chmodSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../src/cli/main.ts";
+import { sql } from "./helpers/db.ts";
+import { body } from "./helpers/http.ts";
+import { ownerPassword, startServer, type TestServer } from "./helpers/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ streamKeepaliveMs: 500 });
+});
+afterAll(async () => server.close());
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function home(): string {
+  return mkdtempSync(join(tmpdir(), "herald-cli-"));
+}
+
+async function cli(
+  argv: string[],
+  opts: { home: string; stdin?: string; env?: Record<string, string>; signal?: AbortSignal },
+): Promise<Run> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(argv, {
+    stdout: (s) => {
+      stdout += s;
+    },
+    stderr: (s) => {
+      stderr += s;
+    },
+    readStdin: async () => opts.stdin,
+    isTty: false,
+    env: {
+      HOME: opts.home,
+      XDG_CONFIG_HOME: join(opts.home, ".config"),
+      HERALD_URL: server.url,
+      ...opts.env,
+    },
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  return { code, stdout, stderr };
+}
+
+const configFile = (h: string) => join(h, ".config", "herald", "config.json");
+
+async function loggedIn(): Promise<string> {
+  const h = home();
+  const r = await cli(["login", "--email", "owner@example.com", "--password-stdin"], {
+    home: h,
+    stdin: `${ownerPassword}\n`,
+  });
+  expect(r.code, r.stderr).toBe(0);
+  return h;
+}
+
+const get = async (id: string) =>
+  body(
+    await fetch(`${server.url}/v1/notifications/${id}`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    }),
+  );
+
+describe("login, whoami, logout", () => {
+  it("logs in with a password; the config file is 0600 and re-chmodded on every save", async () => {
+    const h = await loggedIn();
+    expect(statSync(configFile(h)).mode & 0o777).toBe(0o600);
+    const who = await cli(["whoami", "--json"], { home: h });
+    expect(JSON.parse(who.stdout)).toMatchObject({ email: "owner@example.com", url: server.url });
+    chmodSync(configFile(h), 0o644);
+    expect((await cli(["projects", "use", "default"], { home: h })).code).toBe(0);
+    expect(statSync(configFile(h)).mode & 0o777).toBe(0o600);
+    const out = await cli(["logout"], { home: h });
+    expect(out.code).toBe(0);
+    expect(JSON.parse(readFileSync(configFile(h), "utf8")).token).toBeUndefined();
+    const after = await cli(["whoami"], { home: h });
+    expect(after.code).toBe(3);
+    expect(after.stderr).toContain("not logged in: run `herald login`");
+  });
+
+  it("prompts for email and password on a terminal, hiding the password", async () => {
+    const h = home();
+    const asked: { question: string; hidden: boolean }[] = [];
+    const code = await runCli(["login"], {
+      stdout: () => {},
+      stderr: () => {},
+      readStdin: async () => undefined,
+      isTty: true,
+      prompt: async (question, hidden) => {
+        asked.push({ question, hidden });
+        return question.startsWith("Email") ? "owner@example.com" : ownerPassword;
+      },
+      env: { HOME: h, XDG_CONFIG_HOME: join(h, ".config"), HERALD_URL: server.url },
+    });
+    expect(code).toBe(0);
+    expect(asked).toEqual([
+      { question: "Email: ", hidden: false },
+      { question: "Password: ", hidden: true },
+    ]);
+  });
+
+  it("refuses a wrong password with exit code 3", async () => {
+    const r = await cli(["login", "--email", "owner@example.com", "--password-stdin"], {
+      home: home(),
+      stdin: "nope\n",
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/wrong email or password/);
+  });
+
+  it("logs in with the device flow, approved from another signed-in machine", async () => {
+    const approver = await loggedIn();
+    const h = home();
+    let stderr = "";
+    const pending = runCli(["login", "--device"], {
+      stdout: () => {},
+      stderr: (s) => {
+        stderr += s;
+      },
+      readStdin: async () => undefined,
+      isTty: false,
+      env: { HOME: h, XDG_CONFIG_HOME: join(h, ".config"), HERALD_URL: server.url },
+    });
+    for (let i = 0; i < 100 && !/herald login --approve (\S+)/.test(stderr); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const code = /herald login --approve (\S+)/.exec(stderr)?.[1] as string;
+    expect(code).toMatch(/^[B-Z]{4}-[B-Z]{4}$/);
+    const approved = await cli(["login", "--approve", code], { home: approver });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(await pending).toBe(0);
+    const who = await cli(["whoami", "--json"], { home: h });
+    expect(JSON.parse(who.stdout).email).toBe("owner@example.com");
+  }, 20_000);
+});
+
+describe("keys", () => {
+  it("creates (secret once, with a warning), lists without the secret, revokes", async () => {
+    const h = await loggedIn();
+    const created = await cli(["keys", "create", "ci", "--json"], { home: h });
+    expect(created.code).toBe(0);
+    const { secret, id } = JSON.parse(created.stdout);
+    expect(secret).toMatch(/^hk_/);
+    const human = await cli(["keys", "create", "other"], { home: h });
+    expect(human.stderr).toMatch(/shown once/);
+    const list = await cli(["keys", "list", "--json"], { home: h });
+    expect(list.stdout).not.toContain(secret);
+    expect(JSON.parse(list.stdout).map((k: { id: string }) => k.id)).toContain(id);
+    const sent = await cli(["notify", "with the new key"], {
+      home: home(),
+      env: { HERALD_API_KEY: secret },
+    });
+    expect(sent.code, sent.stderr).toBe(0);
+    expect((await cli(["keys", "revoke", id], { home: h })).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 1000));
+    const refused = await cli(["notify", "after revoke"], {
+      home: home(),
+      env: { HERALD_API_KEY: secret },
+    });
+    expect(refused.code).toBe(3);
+  });
+});
+
+describe("notify", () => {
+  it("takes every option and prints the id (or the resource with --json)", async () => {
+    const h = await loggedIn();
+    const everyOption = [
+      "notify",
+      "Deploy finished",
+      "-m",
+      "api v42",
+      "--topic",
+      "deploys",
+      "--priority",
+      "high",
+      "--click-url",
+      "https://ci.example.com/42",
+      "--metadata",
+      '{"sha":"abc"}',
+      "--meta",
+      "env=prod",
+      "--ttl",
+      "600",
+      "--idempotency-key",
+      "cli-1",
+    ];
+    const r = await cli([...everyOption, "--json"], { home: h });
+    expect(r.code, r.stderr).toBe(0);
+    const n = JSON.parse(r.stdout);
+    expect(n).toMatchObject({
+      title: "Deploy finished",
+      message: "api v42",
+      topic: "deploys",
+      priority: "high",
+      click_url: "https://ci.example.com/42",
+      metadata: { sha: "abc", env: "prod" },
+      ttl_seconds: 600,
+    });
+    const again = await cli(everyOption, { home: h });
+    expect(again.stdout.trim()).toBe(n.id);
+  });
+
+  it("reads the message from standard input", async () => {
+    const h = await loggedIn();
+    const r = await cli(["notify", "from stdin"], { home: h, stdin: "line one\nline two\n" });
+    expect(r.code).toBe(0);
+    expect((await get(r.stdout.trim())).message).toBe("line one\nline two");
+  });
+
+  it("names bad input and exits 2", async () => {
+    const h = await loggedIn();
+    const r = await cli(["notify", "x", "--priority", "urgent", "--ttl", "5"], { home: h });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/priority/);
+    expect(r.stderr).toMatch(/ttl_seconds/);
+    expect((await cli(["notify"], { home: h })).code).toBe(2);
+  });
+});
+
+describe("run", () => {
+  it("passes a success through and reports exit code, duration, host and the last lines", async () => {
+    const h = await loggedIn();
+    const r = await cli(
+      [
+        "run",
+        "--topic",
+        "jobs",
+        "--json",
+        "--",
+        process.execPath,
+        "-e",
+        "console.log('hello'); console.log('world')",
+      ],
+      { home: h },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("hello\nworld\n");
+    const id = JSON.parse(r.stdout.trim().split("\n").at(-1) as string).id;
+    const n = await get(id);
+    expect(n.title).toMatch(/^✓ .* succeeded$/);
+    expect(n.priority).toBe("normal");
+    expect(n.message).toBe("hello\nworld");
+    expect(n.metadata).toMatchObject({
+      exit_code: 0,
+      host: expect.any(String),
+      duration_seconds: expect.any(Number),
+    });
+  });
+
+  it("passes a failure's exit code through, at high priority, with secrets redacted", async () => {
+    const h = await loggedIn();
+    const script =
+      "console.log('db password=hunter2'); console.log('using ghp_' + 'a'.repeat(36)); console.error('boom'); process.exit(3)";
+    const r = await cli(["run", "--tail", "5", "--json", "--", process.execPath, "-e", script], {
+      home: h,
+    });
+    expect(r.code).toBe(3);
+    const id = JSON.parse(r.stdout.trim().split("\n").at(-1) as string).id;
+    const n = await get(id);
+    expect(n.title).toMatch(/failed \(exit 3\)$/);
+    expect(n.priority).toBe("high");
+    expect(n.metadata.exit_code).toBe(3);
+    expect(n.message).toContain("boom");
+    expect(n.message).not.toContain("hunter2");
+    expect(n.message).not.toContain("a".repeat(36));
+    expect(n.message).toContain("[redacted]");
+  });
+});
+
+describe("listen", () => {
+  it("receives what is published meanwhile, acknowledges it, and catches up after a restart", async () => {
+    const h = await loggedIn();
+    const first = cli(["listen", "--topic", "listen-test", "--count", "1", "--json"], { home: h });
+    await new Promise((r) => setTimeout(r, 800));
+    const sender = await loggedIn();
+    await cli(["notify", "live one", "--topic", "listen-test"], { home: sender });
+    const got = await first;
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout)).toMatchObject({ title: "live one", topic: "listen-test" });
+    expect(statSync(configFile(h)).mode & 0o777).toBe(0o600);
+    // Published while nobody listens:
+    await cli(["notify", "missed one", "--topic", "listen-test"], { home: sender });
+    await cli(["notify", "missed two", "--topic", "listen-test"], { home: sender });
+    await new Promise((r) => setTimeout(r, 500));
+    const later = await cli(["listen", "--count", "2"], { home: h });
+    expect(later.stdout).toBe("[listen-test] missed one\n[listen-test] missed two\n");
+    const [row] = await sql<{ n: number }>(
+      server.databaseUrl,
+      "select count(*)::int as n from delivery d join notification n on n.id = d.notification_id where n.topic = 'listen-test' and d.state = 'delivered'",
+    );
+    expect(row?.n).toBe(3);
+  }, 20_000);
+});
+
+describe("listen --exec, history and status", () => {
+  it("runs a command with each notification as JSON on its standard input", async () => {
+    const h = await loggedIn();
+    const file = join(h, "received.json");
+    const listening = cli(
+      ["listen", "--topic", "exec-test", "--count", "1", "--exec", `cat > ${file}`],
+      { home: h },
+    );
+    await new Promise((r) => setTimeout(r, 800));
+    await cli(["notify", "for the hook", "--topic", "exec-test", "--meta", "k=v"], {
+      home: await loggedIn(),
+    });
+    expect((await listening).code).toBe(0);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({
+      title: "for the hook",
+      topic: "exec-test",
+      metadata: { k: "v" },
+    });
+  }, 20_000);
+
+  it("lists history and shows a notification's status per device", async () => {
+    const h = await loggedIn();
+    const sent = await cli(["notify", "history entry", "--topic", "hist"], { home: h });
+    const id = sent.stdout.trim();
+    const history = await cli(["history", "--topic", "hist", "--json"], { home: h });
+    expect(JSON.parse(history.stdout).map((n: { id: string }) => n.id)).toContain(id);
+    const status = await cli(["status", id, "--json"], { home: h });
+    expect(JSON.parse(status.stdout)).toMatchObject({ id, devices: expect.any(Array) });
+    const human = await cli(["status", id], { home: h });
+    expect(human.stdout).toContain("history entry");
+    expect(human.stdout).toMatch(/status: /);
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * A fake APNs provider API on 127.0.0.1: HTTP/2 over TLS, `POST /3/device/<token>`, checking the
+ * ES256 provider token (kid, iss, iat) against the team's public key, recording the headers and
+ * payload that arrive, and answering with scripted statuses and reasons.
+ */
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
+import http2 from "node:http2";
+import { verifyEs256 } from "./jwt.ts";
+import { testCertificate } from "./tls.ts";
+
+export interface ReceivedApns {
+  token: string;
+  headers: Record<string, string | undefined>;
+  payload: { aps: Record<string, unknown>; [k: string]: unknown };
+  payloadBytes: number;
+}
+
+export interface FakeApns {
+  origin: string;
+  ca: string;
+  teamId: string;
+  keyId: string;
+  /** The provider key (PKCS#8 PEM) that Herald is configured with. */
+  signingKey: string;
+  received: ReceivedApns[];
+  script(token: string, answers: { status: number; reason?: string; retryAfter?: string }[]): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeApns(): Promise<FakeApns> {
+  const { cert, key } = await testCertificate();
+  const pair = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const publicKey: KeyObject = pair.publicKey;
+  const teamId = "TEAM123456";
+  const keyId = "KEY1234567";
+  const received: ReceivedApns[] = [];
+  const scripts = new Map<string, { status: number; reason?: string; retryAfter?: string }[]>();
+  const server = http2.createSecureServer({ cert, key });
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  server.on("stream", (stream, headers) => {
+    const chunks: Buffer[] = [];
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("end", () => {
+      const answer = (status: number, reason?: string, extra: Record<string, string> = {}) => {
+        stream.respond({
+          ":status": status,
+          "apns-id": "00000000-0000-0000-0000-000000000000",
+          ...extra,
+        });
+        stream.end(reason ? JSON.stringify({ reason, timestamp: Date.now() }) : undefined);
+      };
+      const path = String(headers[":path"]);
+      const m = /^\/3\/device\/([0-9a-fA-F]+)$/.exec(path);
+      if (headers[":method"] !== "POST" || !m?.[1]) return answer(404, "BadPath");
+      const auth = /^bearer (.+)$/.exec(String(headers.authorization ?? ""));
+      if (!auth?.[1]) return answer(403, "MissingProviderToken");
+      try {
+        const jwt = verifyEs256(auth[1], publicKey);
+        const iat = Number(jwt.claims.iat);
+        if (jwt.header.kid !== keyId || jwt.claims.iss !== teamId)
+          return answer(403, "InvalidProviderToken");
+        if (!(iat <= Date.now() / 1000 + 5 && iat > Date.now() / 1000 - 3600))
+          return answer(403, "ExpiredProviderToken");
+      } catch {
+        return answer(403, "InvalidProviderToken");
+      }
+      const body = Buffer.concat(chunks);
+      if (body.length > 4096) return answer(413, "PayloadTooLarge");
+      const pick = (n: string) => (headers[n] === undefined ? undefined : String(headers[n]));
+      received.push({
+        token: m[1],
+        headers: {
+          "apns-priority": pick("apns-priority"),
+          "apns-expiration": pick("apns-expiration"),
+          "apns-collapse-id": pick("apns-collapse-id"),
+          "apns-push-type": pick("apns-push-type"),
+          "apns-topic": pick("apns-topic"),
+        },
+        payload: JSON.parse(body.toString("utf8")),
+        payloadBytes: body.length,
+      });
+      const scripted = scripts.get(m[1])?.shift();
+      if (!scripted) return answer(200);
+      return answer(
+        scripted.status,
+        scripted.reason,
+        scripted.retryAfter ? { "retry-after": scripted.retryAfter } : {},
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    origin: `https://127.0.0.1:${(server.address() as { port: number }).port}`,
+    ca: cert,
+    teamId,
+    keyId,
+    signingKey: pair.privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    received,
+    script(token, answers) {
+      scripts.set(token, [...answers]);
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sessions) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * One PostgreSQL for the whole run: the embedded one (so `npm test` needs no database service),
+ * or the server named by DATABASE_URL. A template database is migrated once; every test file
+ * clones its own database from it (test/helpers/db.ts).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { openDatabase } from "../../src/db/orm.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    pgServerUrl: string;
+    templateDatabase: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const template = `herald_template_${process.pid}`;
+  let serverUrl: string;
+  let stop = async () => {};
+  if (process.env.DATABASE_URL) {
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = "";
+    serverUrl = url.toString().replace(/\/$/, "");
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), "herald-test-pg-"));
+    // Throwaway cluster: durability off for speed (tests kill the server, never PostgreSQL).
+    const pg = await startEmbeddedPostgres({
+      dir,
+      flags: ["-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300"],
+    });
+    serverUrl = pg.serverUrl;
+    stop = async () => {
+      await pg.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  await createDatabaseIfMissing(`${serverUrl}/postgres`, template);
+  const orm = await openDatabase({
+    url: `${serverUrl}/${template}`,
+    poolSize: 1,
+    lockTimeoutMs: 5000,
+  });
+  await orm.close();
+  project.provide("pgServerUrl", serverUrl);
+  project.provide("templateDatabase", template);
+  return async () => {
+    const pg = await import("pg");
+    const client = new pg.default.Client({ connectionString: `${serverUrl}/postgres` });
+    await client.connect();
+    const dbs = await client.query<{ datname: string }>(
+      "select datname from pg_database where datname like $1",
+      [`herald_t_${process.pid}_%`],
+    );
+    for (const { datname } of dbs.rows)
+      await client.query(`drop database if exists "${datname}" with (force)`);
+    await client.query(`drop database if exists "${template}" with (force)`);
+    await client.end();
+    await stop();
+  };
+}

@@ -1,0 +1,58 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+export interface HeraldProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything written to stdout so far. */
+  stdout(): string;
+  exited: Promise<number | null>;
+}
+
+/** Runs `node src/main.ts` as a user would, and waits until it listens. */
+export async function spawnHerald(env: Record<string, string>): Promise<HeraldProcess> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, "../../src/main.ts")], {
+    env: { ...process.env, HERALD_PORT: "0", DATABASE_URL: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => resolve(code)),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = /Server listening at (http:\/\/[\d.:]+)/.exec(out);
+      if (m?.[1]) {
+        clearInterval(timer);
+        resolve(m[1]);
+      }
+    }, 50);
+    void exited.then((code) => {
+      clearInterval(timer);
+      reject(new Error(`herald exited with ${code} before listening:\n${out}\n${err}`));
+    });
+  });
+  return { child, url, stdout: () => out, exited };
+}
+
+export function keyFrom(stdout: string): string | undefined {
+  return /^HERALD_API_KEY=(hk_\w+)$/m.exec(stdout)?.[1];
+}
+
+/** The key the first start prints just after it starts listening; waits for the line. */
+export async function waitForKey(proc: HeraldProcess, ms = 10_000): Promise<string> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const key = keyFrom(proc.stdout());
+    if (key) return key;
+    if (Date.now() > end) throw new Error(`no HERALD_API_KEY line:\n${proc.stdout()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

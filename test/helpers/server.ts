@@ -1,0 +1,170 @@
+/**
+ * A real Herald server for a test file: its own database, the real app on a real port.
+ */
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../../src/app.ts";
+import { bootstrapIfEmpty } from "../../src/bootstrap.ts";
+import { type Config, loadConfig } from "../../src/config.ts";
+import { type Orm, openDatabase } from "../../src/db/orm.ts";
+import { type Sender, unconfiguredSender } from "../../src/delivery/senders/sender.ts";
+import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
+import { uuidv7 } from "../../src/domain/ids.ts";
+import { TokenKeyRing } from "../../src/domain/token-crypto.ts";
+import { freshDatabase, sql } from "./db.ts";
+import type { JsonBody } from "./http.ts";
+
+/** A fixed key ring for tests (two keys, so rotation can be exercised). */
+export const testTokenKeys = new TokenKeyRing(
+  [
+    { id: "k2", key: Buffer.alloc(32, 2) },
+    { id: "k1", key: Buffer.alloc(32, 1) },
+  ],
+  Buffer.alloc(32, 9),
+);
+
+/** No provider configured: tests that push pass their own senders, pointed at fakes. */
+export function defaultTestSenders(): Sender[] {
+  return [
+    unconfiguredSender("ios", "APNs is not configured"),
+    unconfiguredSender("android", "FCM is not configured"),
+    unconfiguredSender("web", "Web Push is not configured"),
+  ];
+}
+
+/** The configuration tests run with: defaults, a free port, and limits out of the way. */
+function testConfig(overrides: Partial<Config>, databaseUrl: string): Config {
+  return {
+    ...loadConfig({}),
+    port: 0,
+    // Generous by default so that tests about other things never trip the limiter.
+    rateLimitBurst: 100_000,
+    rateLimitPerSecond: 100_000,
+    ...overrides,
+    databaseUrl,
+  };
+}
+
+/** The bootstrap account's password in tests. */
+export const ownerPassword = "correct horse battery staple";
+
+export interface TestServer {
+  url: string;
+  port: number;
+  databaseUrl: string;
+  /** A key with `write` and `read` on the bootstrap project. */
+  apiKey: string;
+  accountId: string;
+  projectId: string;
+  app: FastifyInstance;
+  orm: Orm;
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  overrides: Partial<Config> = {},
+  senders: Sender[] = defaultTestSenders(),
+): Promise<TestServer> {
+  const databaseUrl = await freshDatabase();
+  const config = testConfig(overrides, databaseUrl);
+  const orm = await openDatabase({
+    url: databaseUrl,
+    poolSize: config.dbPoolSize,
+    lockTimeoutMs: config.idempotencyWaitMs,
+  });
+  const boot = await bootstrapIfEmpty(orm, { email: "owner@example.com", password: ownerPassword });
+  if (!boot) throw new Error("fresh database was not empty");
+  const app = await buildApp({ config, orm, tokenKeys: testTokenKeys, senders, logger: false });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const port = (app.server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    databaseUrl,
+    apiKey: boot.apiKey,
+    accountId: boot.accountId,
+    projectId: boot.projectId,
+    app,
+    orm,
+    close: async () => {
+      await app.close();
+      await orm.close();
+    },
+  };
+}
+
+/** Adds a project to the server's account (or another account) and a key for it. */
+export async function addProjectWithKey(
+  server: TestServer,
+  opts: { scopes?: string[]; newAccount?: boolean; name?: string } = {},
+): Promise<{ projectId: string; accountId: string; apiKey: string; keyId: string }> {
+  let accountId = server.accountId;
+  if (opts.newAccount) {
+    accountId = uuidv7();
+    await sql(server.databaseUrl, "insert into account (id, email) values ($1, $2)", [
+      accountId,
+      `${accountId}@example.com`,
+    ]);
+  }
+  const projectId = uuidv7();
+  await sql(server.databaseUrl, "insert into project (id, account_id, name) values ($1, $2, $3)", [
+    projectId,
+    accountId,
+    opts.name ?? `p-${projectId}`,
+  ]);
+  const key = await addKey(server, projectId, opts.scopes ?? ["write", "read"]);
+  return { projectId, accountId, ...key };
+}
+
+export async function addKey(
+  server: TestServer,
+  projectId: string,
+  scopes: string[],
+): Promise<{ apiKey: string; keyId: string }> {
+  const apiKey = mintCredential("apiKey");
+  const keyId = uuidv7();
+  await sql(
+    server.databaseUrl,
+    `insert into api_key (id, project_id, name, secret_digest, display_prefix, scopes)
+     values ($1, $2, 'test', $3, $4, $5)`,
+    [keyId, projectId, digestCredential(apiKey), displayPrefix(apiKey), scopes],
+  );
+  return { apiKey, keyId };
+}
+
+/** POST /v1/notify with a raw body and headers; returns status, headers and parsed body. */
+export async function notify(
+  server: TestServer,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; json: JsonBody; text: string }> {
+  const res = await fetch(`${server.url}/v1/notify`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${server.apiKey}`,
+      "content-type": "application/json",
+      ...headers,
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : {}, text };
+}
+
+/** A second server process's worth of app on the same database (own pool, hub and worker). */
+export async function startPeer(
+  server: TestServer,
+  overrides: Partial<Config> = {},
+  senders: Sender[] = defaultTestSenders(),
+): Promise<{ url: string; close(): Promise<void> }> {
+  const config = testConfig(overrides, server.databaseUrl);
+  const orm = await openDatabase({ url: server.databaseUrl, poolSize: 5, lockTimeoutMs: 5000 });
+  const app = await buildApp({ config, orm, tokenKeys: testTokenKeys, senders, logger: false });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
+    close: async () => {
+      await app.close();
+      await orm.close();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApnsSender } from "../src/delivery/senders/apns.ts";
+import { unconfiguredSender } from "../src/delivery/senders/sender.ts";
+import { type FakeApns, startFakeApns } from "./fakes/apns-server.ts";
+import { newAccount, pushDevice, settled } from "./helpers/accounts.ts";
+import { sql } from "./helpers/db.ts";
+import { notify, startServer, type TestServer } from "./helpers/server.ts";
+
+let apns: FakeApns;
+let server: TestServer;
+beforeAll(async () => {
+  apns = await startFakeApns();
+  server = await startServer({}, [
+    createApnsSender({
+      teamId: apns.teamId,
+      keyId: apns.keyId,
+      signingKey: apns.signingKey,
+      bundleId: "dev.herald.app",
+      sandbox: false,
+      endpoint: { origin: apns.origin, ca: apns.ca },
+    }),
+    unconfiguredSender("android", "FCM is not configured"),
+    unconfiguredSender("web", "Web Push is not configured"),
+  ]);
+});
+afterAll(async () => {
+  await server.close();
+  await apns.close();
+});
+
+let counter = 0;
+async function phone() {
+  counter++;
+  const account = await newAccount(server, `apns${counter}@example.com`);
+  const pushToken = counter.toString(16).padStart(64, "0");
+  const { deviceId } = await pushDevice(server, account, "ios", {
+    case: "pushToken",
+    value: pushToken,
+  });
+  return { token: account.token, pushToken, deviceId };
+}
+
+describe("APNs", () => {
+  it.each([
+    // apns2 sends no apns-priority for 10, which is what APNs assumes without one.
+    ["high", undefined, "time-sensitive"],
+    ["normal", undefined, "active"],
+    ["low", "5", "passive"],
+  ])("priority %s → apns-priority %s, interruption-level %s", async (priority, header, level) => {
+    const p = await phone();
+    const res = await notify(
+      server,
+      {
+        title: `p ${priority}`,
+        message: "body",
+        priority,
+        ttl_seconds: 600,
+        click_url: "https://ci.example.com/1",
+      },
+      { authorization: `Bearer ${p.token}` },
+    );
+    const n = await settled(server, p.token, res.json.id);
+    expect(n.status).toBe("delivered");
+    const push = apns.received.find((r) => r.token === p.pushToken);
+    // apns2 omits the header for 10, which APNs reads as 10.
+    expect(push?.headers["apns-priority"]).toBe(header);
+    expect(push?.headers["apns-collapse-id"]).toBe(res.json.id);
+    expect(push?.headers["apns-push-type"]).toBe("alert");
+    expect(push?.headers["apns-topic"]).toBe("dev.herald.app");
+    const expiration = Number(push?.headers["apns-expiration"]);
+    expect(expiration).toBe(Math.floor(Date.parse(res.json.expires_at) / 1000));
+    expect(push?.payload.aps).toMatchObject({
+      alert: { title: `p ${priority}`, body: "body" },
+      "interruption-level": level,
+    });
+    expect(push?.payload).toMatchObject({
+      id: res.json.id,
+      topic: "default",
+      click_url: "https://ci.example.com/1",
+    });
+  });
+
+  it("fits a maximal notification in multi-byte characters into 4096 bytes", async () => {
+    const p = await phone();
+    const res = await notify(
+      server,
+      { title: "😀".repeat(120), message: "漢".repeat(2048), metadata: { k: "é".repeat(1019) } },
+      { authorization: `Bearer ${p.token}` },
+    );
+    expect((await settled(server, p.token, res.json.id)).status).toBe("delivered");
+    const push = apns.received.find((r) => r.token === p.pushToken);
+    expect(push?.payloadBytes).toBeLessThanOrEqual(4096);
+    expect(push?.payloadBytes).toBeGreaterThan(3900);
+    expect(push?.payload).toMatchObject({ truncated: true });
+  });
+
+  it("retries 429/503 with the same collapse id, then succeeds", async () => {
+    const p = await phone();
+    apns.script(p.pushToken, [
+      { status: 503, reason: "ServiceUnavailable" },
+      { status: 429, reason: "TooManyRequests" },
+    ]);
+    const res = await notify(
+      server,
+      { title: "persistent" },
+      { authorization: `Bearer ${p.token}` },
+    );
+    const n = await settled(server, p.token, res.json.id, 15000);
+    expect(n.status).toBe("delivered");
+    expect(n.device_deliveries[0].attempts).toBe(3);
+    const pushes = apns.received.filter((r) => r.token === p.pushToken);
+    expect(new Set(pushes.map((x) => x.headers["apns-collapse-id"]))).toEqual(
+      new Set([res.json.id]),
+    );
+  });
+
+  it.each([
+    [410, "Unregistered"],
+    [400, "BadDeviceToken"],
+  ])("disables the device on %i %s", async (status, reason) => {
+    const p = await phone();
+    apns.script(p.pushToken, [{ status, reason }]);
+    const res = await notify(server, { title: "gone" }, { authorization: `Bearer ${p.token}` });
+    const n = await settled(server, p.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toBe(`APNs ${status} ${reason}`);
+    const [row] = await sql(
+      server.databaseUrl,
+      "select enabled, disabled_reason from device where id = $1",
+      [p.deviceId],
+    );
+    expect(row).toMatchObject({ enabled: false, disabled_reason: `APNs ${status} ${reason}` });
+  });
+
+  it("reports a provider-token error as configuration, keeping the device", async () => {
+    const p = await phone();
+    apns.script(p.pushToken, [{ status: 403, reason: "InvalidProviderToken" }]);
+    const res = await notify(server, { title: "bad key" }, { authorization: `Bearer ${p.token}` });
+    const n = await settled(server, p.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toMatch(/check the APNs key/);
+    const [row] = await sql(server.databaseUrl, "select enabled from device where id = $1", [
+      p.deviceId,
+    ]);
+    expect(row).toMatchObject({ enabled: true });
+  });
+});

@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createFcmSender } from "../src/delivery/senders/fcm.ts";
+import { unconfiguredSender } from "../src/delivery/senders/sender.ts";
+import { type FakeFcm, startFakeFcm } from "./fakes/fcm-server.ts";
+import { newAccount, pushDevice, settled } from "./helpers/accounts.ts";
+import { sql } from "./helpers/db.ts";
+import { notify, startServer, type TestServer } from "./helpers/server.ts";
+
+let fcm: FakeFcm;
+let server: TestServer;
+beforeAll(async () => {
+  fcm = await startFakeFcm();
+  server = await startServer({}, [
+    unconfiguredSender("ios", "APNs is not configured"),
+    createFcmSender({ serviceAccountFile: fcm.serviceAccountFile, agent: fcm.agent }),
+    unconfiguredSender("web", "Web Push is not configured"),
+  ]);
+});
+afterAll(async () => {
+  await server.close();
+  await fcm.close();
+});
+
+let counter = 0;
+async function android() {
+  counter++;
+  const account = await newAccount(server, `fcm${counter}@example.com`);
+  const pushToken = `fcm-token-${counter}:APA91b${"x".repeat(20)}`;
+  const { deviceId } = await pushDevice(server, account, "android", {
+    case: "pushToken",
+    value: pushToken,
+  });
+  return { token: account.token, pushToken, deviceId };
+}
+
+describe("FCM", () => {
+  it.each([
+    ["high", "high"],
+    ["normal", "normal"],
+    ["low", "normal"],
+  ])("priority %s → android.priority %s, with ttl and collapse key", async (priority, expected) => {
+    const a = await android();
+    const res = await notify(
+      server,
+      { title: "Build failed", message: "main is red", priority, ttl_seconds: 300 },
+      { authorization: `Bearer ${a.token}` },
+    );
+    expect((await settled(server, a.token, res.json.id)).status).toBe("delivered");
+    const got = fcm.received.find((r) => r.token === a.pushToken);
+    expect(got?.message.android?.priority).toBe(expected);
+    expect(got?.message.android?.collapse_key).toBe(res.json.id);
+    const ttl = Number.parseFloat(String(got?.message.android?.ttl));
+    expect(ttl).toBeGreaterThan(295);
+    expect(ttl).toBeLessThanOrEqual(300);
+    expect(got?.message.notification).toEqual({ title: "Build failed", body: "main is red" });
+    expect(got?.message.data).toMatchObject({
+      id: res.json.id,
+      topic: "default",
+      truncated: "false",
+    });
+    expect(fcm.tokensIssued()).toBeGreaterThanOrEqual(1);
+  });
+
+  it("fits a maximal notification into 4096 bytes", async () => {
+    const a = await android();
+    const res = await notify(
+      server,
+      { title: "😀".repeat(120), message: "漢".repeat(2048) },
+      { authorization: `Bearer ${a.token}` },
+    );
+    expect((await settled(server, a.token, res.json.id)).status).toBe("delivered");
+    const got = fcm.received.find((r) => r.token === a.pushToken);
+    expect(got?.bytes).toBeLessThanOrEqual(4096);
+    expect(got?.message.data?.truncated).toBe("true");
+  });
+
+  it("disables the device on UNREGISTERED", async () => {
+    const a = await android();
+    fcm.script(a.pushToken, [{ status: 404, fcmError: "UNREGISTERED" }]);
+    const res = await notify(server, { title: "gone" }, { authorization: `Bearer ${a.token}` });
+    const n = await settled(server, a.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toMatch(/registration-token-not-registered/);
+    const [row] = await sql(server.databaseUrl, "select enabled from device where id = $1", [
+      a.deviceId,
+    ]);
+    expect(row).toMatchObject({ enabled: false });
+  });
+
+  it("retries QUOTA_EXCEEDED (429) and then delivers", async () => {
+    const a = await android();
+    fcm.script(a.pushToken, [{ status: 429, fcmError: "QUOTA_EXCEEDED", retryAfter: "1" }]);
+    const started = Date.now();
+    const res = await notify(server, { title: "later" }, { authorization: `Bearer ${a.token}` });
+    const n = await settled(server, a.token, res.json.id, 15000);
+    expect(n.status).toBe("delivered");
+    expect(n.device_deliveries[0].attempts).toBe(2);
+    // Retry-After: 1 was honoured.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("reports THIRD_PARTY_AUTH_ERROR as configuration, keeping the device", async () => {
+    const a = await android();
+    fcm.script(a.pushToken, [{ status: 401, fcmError: "THIRD_PARTY_AUTH_ERROR" }]);
+    const res = await notify(
+      server,
+      { title: "misconfigured" },
+      { authorization: `Bearer ${a.token}` },
+    );
+    const n = await settled(server, a.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toMatch(/check the FCM service account/);
+    const [row] = await sql(server.databaseUrl, "select enabled from device where id = $1", [
+      a.deviceId,
+    ]);
+    expect(row).toMatchObject({ enabled: true });
+  });
+});

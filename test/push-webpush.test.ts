@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import webpush from "web-push";
+import { unconfiguredSender } from "../src/delivery/senders/sender.ts";
+import { createWebPushSender } from "../src/delivery/senders/web-push.ts";
+import { type FakeWebPush, startFakeWebPush } from "./fakes/web-push-server.ts";
+import { newAccount, pushDevice, settled, type TestAccount } from "./helpers/accounts.ts";
+import { sql } from "./helpers/db.ts";
+import { notify, startPeer, startServer, type TestServer } from "./helpers/server.ts";
+
+let fake: FakeWebPush;
+let server: TestServer;
+const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com" };
+const senders = () => [
+  unconfiguredSender("ios", "APNs is not configured"),
+  unconfiguredSender("android", "FCM is not configured"),
+  createWebPushSender({ vapid, agent: fake.agent }),
+];
+
+beforeAll(async () => {
+  fake = await startFakeWebPush();
+  server = await startServer({}, senders());
+});
+afterAll(async () => {
+  await server.close();
+  await fake.close();
+});
+
+async function account(s: TestServer, email: string) {
+  return newAccount(s, email);
+}
+
+async function browser(s: TestServer, acct: TestAccount) {
+  const sub = fake.subscribe();
+  const { deviceId } = await pushDevice(s, acct, "web", {
+    case: "webPush",
+    value: { endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth },
+  });
+  return { sub, deviceId };
+}
+
+describe("Web Push", () => {
+  it("sends VAPID-signed, encrypted pushes with TTL, Urgency and Topic", async () => {
+    const acct = await account(server, "wp-ok@example.com");
+    const { sub } = await browser(server, acct);
+    const res = await notify(
+      server,
+      { title: "Deploy finished", message: "api v42 is live", priority: "high", ttl_seconds: 120 },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    const n = await settled(server, acct.token, res.json.id);
+    expect(n.status).toBe("delivered");
+    expect(n.device_deliveries[0]).toMatchObject({ platform: "web", state: "sent", attempts: 1 });
+    const got = fake.received.filter((r) => r.subscription === sub.id);
+    expect(got).toHaveLength(1);
+    const push = got[0];
+    expect(push?.urgency).toBe("high");
+    expect(push?.topic).toBe(res.json.id.replaceAll("-", ""));
+    expect(Number(push?.ttl)).toBeGreaterThanOrEqual(115);
+    expect(Number(push?.ttl)).toBeLessThanOrEqual(120);
+    expect(push?.vapid).toMatchObject({
+      aud: fake.origin,
+      sub: "mailto:ops@example.com",
+      k: vapid.publicKey,
+    });
+    expect(push?.payload).toMatchObject({
+      id: res.json.id,
+      title: "Deploy finished",
+      message: "api v42 is live",
+      truncated: false,
+    });
+  });
+
+  it("maps low priority to Urgency: low and sends the 24-hour lifetime without ttl", async () => {
+    const acct = await account(server, "wp-low@example.com");
+    const { sub } = await browser(server, acct);
+    const res = await notify(
+      server,
+      { title: "fyi", priority: "low" },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    await settled(server, acct.token, res.json.id);
+    const push = fake.received.find((r) => r.subscription === sub.id);
+    expect(push?.urgency).toBe("low");
+    expect(Number(push?.ttl)).toBeGreaterThan(86000);
+    expect(Number(push?.ttl)).toBeLessThanOrEqual(86400);
+  });
+
+  it("keeps the preview within the limit for a maximal notification in multi-byte characters", async () => {
+    const acct = await account(server, "wp-big@example.com");
+    const { sub } = await browser(server, acct);
+    const metadata = { k: "é".repeat(1019) };
+    const res = await notify(
+      server,
+      { title: "😀".repeat(120), message: "漢".repeat(2048), metadata },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    expect(res.status).toBe(202);
+    await settled(server, acct.token, res.json.id);
+    const push = fake.received.find((r) => r.subscription === sub.id);
+    expect(push?.plaintextBytes).toBeLessThanOrEqual(3993);
+    expect(push?.payload).toMatchObject({ title: "😀".repeat(120), truncated: true });
+    expect(String(push?.payload.message).endsWith("…")).toBe(true);
+  });
+
+  it("retries a 429 after its Retry-After, with the same Topic", async () => {
+    const acct = await account(server, "wp-retry@example.com");
+    const { sub } = await browser(server, acct);
+    fake.script(sub.id, [{ status: 429, retryAfter: "1" }, { status: 201 }]);
+    const started = Date.now();
+    const res = await notify(
+      server,
+      { title: "eventually" },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    const n = await settled(server, acct.token, res.json.id);
+    expect(n.status).toBe("delivered");
+    expect(n.device_deliveries[0]).toMatchObject({ state: "sent", attempts: 2 });
+    const got = fake.received.filter((r) => r.subscription === sub.id);
+    expect(got).toHaveLength(2);
+    expect(got[0]?.topic).toBe(got[1]?.topic);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("disables the device when the subscription is gone (410)", async () => {
+    const acct = await account(server, "wp-gone@example.com");
+    const { sub, deviceId } = await browser(server, acct);
+    fake.script(sub.id, [{ status: 410 }]);
+    const res = await notify(
+      server,
+      { title: "anyone?" },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    const n = await settled(server, acct.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toMatch(/gone/);
+    const [row] = await sql(
+      server.databaseUrl,
+      "select enabled, disabled_reason from device where id = $1",
+      [deviceId],
+    );
+    expect(row).toMatchObject({ enabled: false });
+    expect(String(row?.disabled_reason)).toMatch(/410/);
+  });
+
+  it("reports a configuration error (403) without blaming the device", async () => {
+    const acct = await account(server, "wp-config@example.com");
+    const { sub, deviceId } = await browser(server, acct);
+    fake.script(sub.id, [{ status: 403 }]);
+    const res = await notify(
+      server,
+      { title: "misconfigured" },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    const n = await settled(server, acct.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toMatch(/VAPID/);
+    const [row] = await sql(server.databaseUrl, "select enabled from device where id = $1", [
+      deviceId,
+    ]);
+    expect(row).toMatchObject({ enabled: true });
+  });
+
+  it("expires a delivery whose ttl passed before it could be sent; the push service never sees it", async () => {
+    const quiet = await startServer({ workerEnabled: false }, senders());
+    try {
+      const acct = await account(quiet, "wp-ttl@example.com");
+      const { sub } = await browser(quiet, acct);
+      const res = await notify(
+        quiet,
+        { title: "too late", ttl_seconds: 30 },
+        { authorization: `Bearer ${acct.token}` },
+      );
+      await sql(
+        quiet.databaseUrl,
+        "update notification set expires_at = now() - interval '1 second' where id = $1",
+        [res.json.id],
+      );
+      const worker = await startPeer(quiet, {}, senders());
+      try {
+        const n = await settled(quiet, acct.token, res.json.id);
+        expect(n.status).toBe("expired");
+        expect(n.device_deliveries[0]).toMatchObject({ state: "expired", attempts: 1 });
+        expect(fake.received.filter((r) => r.subscription === sub.id)).toHaveLength(0);
+      } finally {
+        await worker.close();
+      }
+    } finally {
+      await quiet.close();
+    }
+  });
+});

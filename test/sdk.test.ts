@@ -1,0 +1,121 @@
+/**
+ * The Node SDK against a real server: typed notify, get, list and iteration, typed errors, and
+ * a retry after the first answer was lost on the way back, yielding exactly one notification.
+ */
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Herald, HeraldError } from "../src/sdk/index.ts";
+import { sql } from "./helpers/db.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => server.close());
+
+/** Forwards to the server; the first connection's answer is swallowed and the socket cut. */
+async function lossyProxy(target: number): Promise<{ url: string; close(): Promise<void> }> {
+  let first = true;
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((client) => {
+    sockets.add(client);
+    const upstream = net.connect(target, "127.0.0.1");
+    sockets.add(upstream);
+    const lose = first;
+    first = false;
+    client.pipe(upstream);
+    upstream.on("data", (chunk) => {
+      if (lose) {
+        // The request reached the server and was processed; its answer never arrives.
+        client.destroy();
+        upstream.destroy();
+      } else {
+        client.write(chunk);
+      }
+    });
+    upstream.on("end", () => client.end());
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+    close: () =>
+      new Promise((r) => {
+        for (const s of sockets) s.destroy();
+        proxy.close(() => r());
+      }),
+  };
+}
+
+describe("the SDK", () => {
+  it.each(["connect", "grpc"] as const)("publishes, reads and lists over %s", async (transport) => {
+    const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url, transport });
+    const n = await herald.notify({
+      title: `via ${transport}`,
+      topic: "sdk",
+      priority: "high",
+      metadata: { run: 1 },
+    });
+    expect(n).toMatchObject({
+      title: `via ${transport}`,
+      topic: "sdk",
+      priority: "high",
+      metadata: { run: 1 },
+    });
+    expect((await herald.getNotification(n.id)).id).toBe(n.id);
+    const page = await herald.listNotifications({ topic: "sdk" });
+    expect(page.notifications.map((x) => x.id)).toContain(n.id);
+  });
+
+  it("iterates every page", async () => {
+    const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url });
+    for (let i = 0; i < 5; i++) await herald.notify({ title: `page ${i}`, topic: "pages" });
+    const titles: string[] = [];
+    for await (const n of herald.notifications({ topic: "pages", pageSize: 2 }))
+      titles.push(n.title);
+    expect(titles).toEqual(["page 4", "page 3", "page 2", "page 1", "page 0"]);
+  });
+
+  it("throws one typed error with the stable code, the violations and the request id", async () => {
+    const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url });
+    const err = await herald
+      .notify({ title: "x".repeat(121), ttlSeconds: 5 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HeraldError);
+    const he = err as HeraldError;
+    expect(he).toMatchObject({ code: "invalid_argument", status: 400 });
+    expect(he.violations.map((v) => v.field).sort()).toEqual(["title", "ttl_seconds"]);
+    expect(he.requestId).toMatch(/^req_/);
+    const denied = await new Herald({ apiKey: `hk_${"a".repeat(38)}`, baseUrl: server.url })
+      .notify({ title: "x" })
+      .catch((e: unknown) => e as HeraldError);
+    expect(denied).toMatchObject({ code: "unauthenticated", status: 401 });
+  });
+
+  it("retries a lost response with the same idempotency key: exactly one notification", async () => {
+    const proxy = await lossyProxy(server.port);
+    try {
+      const herald = new Herald({ apiKey: server.apiKey, baseUrl: proxy.url, maxRetries: 3 });
+      const n = await herald.notify({ title: "lost on the way back", topic: "lossy" });
+      expect(n.title).toBe("lost on the way back");
+      const rows = await sql<{ n: number }>(
+        server.databaseUrl,
+        "select count(*)::int as n from notification where topic = 'lossy'",
+      );
+      expect(rows[0]?.n).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("does not retry what cannot succeed", async () => {
+    const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url });
+    await herald.notify({ title: "a" }, { idempotencyKey: "sdk-reuse" });
+    const err = await herald
+      .notify({ title: "b" }, { idempotencyKey: "sdk-reuse" })
+      .catch((e: unknown) => e as HeraldError);
+    expect(err).toMatchObject({ code: "idempotency_key_reused", status: 422 });
+  });
+});

@@ -1,0 +1,316 @@
+/**
+ * Fan-out and live delivery to stream devices: the right account's devices only, topic filters,
+ * `since` catch-up, delivery through another server process, and per-device status.
+ */
+import { Code, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeviceService } from "../gen/herald/v1/device_service_pb.ts";
+import { InboxService, type SubscribeResponse } from "../gen/herald/v1/inbox_service_pb.ts";
+import { body, failure } from "./helpers/http.ts";
+import {
+  addProjectWithKey,
+  notify,
+  ownerPassword,
+  startPeer,
+  startServer,
+  type TestServer,
+} from "./helpers/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ streamKeepaliveMs: 300 });
+});
+afterAll(async () => server.close());
+
+const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });
+
+async function streamDevice(
+  name: string,
+  topics: string[] = [],
+  email = "owner@example.com",
+  password = ownerPassword,
+) {
+  const devices = createClient(
+    DeviceService,
+    createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+  );
+  const { deviceCredential, device } = await devices.signInDevice({
+    method: { case: "password", value: { email, password } },
+    name,
+    platform: "stream",
+  });
+  if (topics.length) await devices.setTopicFilter({ topics }, bearer(deviceCredential));
+  return { credential: deviceCredential, id: device?.id as string };
+}
+
+/** Collects notification titles from a live stream until `count` arrived or `ms` passed. */
+function listen(baseUrl: string, credential: string, since = "") {
+  const abort = new AbortController();
+  const titles: string[] = [];
+  const ids: string[] = [];
+  let keepalives = 0;
+  const inbox = createClient(InboxService, createGrpcTransport({ baseUrl }));
+  const done = (async () => {
+    try {
+      for await (const msg of inbox.subscribe(
+        { since },
+        { ...bearer(credential), signal: abort.signal },
+      )) {
+        const m = msg as SubscribeResponse;
+        if (m.event.case === "notification") {
+          titles.push(m.event.value.title);
+          ids.push(m.event.value.id);
+        } else keepalives++;
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    titles,
+    ids,
+    keepalives: () => keepalives,
+    async until(pred: () => boolean, ms = 5000) {
+      const end = Date.now() + ms;
+      while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    },
+    async stop() {
+      abort.abort();
+      await done;
+    },
+  };
+}
+
+describe("live delivery to stream devices", () => {
+  it("delivers to this account's devices whose filter admits the topic, with keepalives", async () => {
+    const all = await streamDevice("all topics");
+    const deploysOnly = await streamDevice("deploys only", ["deploys"]);
+    const stranger = await addProjectWithKey(server, { newAccount: true });
+    const a = listen(server.url, all.credential);
+    const b = listen(server.url, deploysOnly.credential);
+    await new Promise((r) => setTimeout(r, 200));
+    await notify(server, { title: "build failed", topic: "builds" });
+    await notify(server, { title: "deployed", topic: "deploys" });
+    await notify(server, { title: "not yours" }, { authorization: `Bearer ${stranger.apiKey}` });
+    await a.until(() => a.titles.length >= 2);
+    await b.until(() => b.titles.length >= 1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(a.titles).toEqual(["build failed", "deployed"]);
+    expect(b.titles).toEqual(["deployed"]);
+    expect(a.keepalives()).toBeGreaterThanOrEqual(1);
+    await a.stop();
+    await b.stop();
+  });
+
+  it("catches up with `since` after a disconnect, in order, without duplicates", async () => {
+    const dev = await streamDevice("laptop", ["catchup"]);
+    const first = listen(server.url, dev.credential);
+    await new Promise((r) => setTimeout(r, 200));
+    await notify(server, { title: "one", topic: "catchup" });
+    await first.until(() => first.titles.length === 1);
+    await first.stop();
+    const inbox = createClient(
+      InboxService,
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    );
+    await inbox.ackNotification({ id: first.ids[0] as string }, bearer(dev.credential));
+    // Missed while disconnected:
+    for (const t of ["two", "three", "four"]) await notify(server, { title: t, topic: "catchup" });
+    await new Promise((r) => setTimeout(r, 500));
+    const again = listen(server.url, dev.credential, first.ids[0]);
+    await again.until(() => again.titles.length >= 3);
+    await notify(server, { title: "five", topic: "catchup" });
+    await again.until(() => again.titles.length >= 4);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(again.titles).toEqual(["two", "three", "four", "five"]);
+    await again.stop();
+  });
+
+  it("reaches a device connected to another server process", async () => {
+    const peer = await startPeer(server, { streamKeepaliveMs: 300 });
+    try {
+      const dev = await streamDevice("on the peer", ["cross"]);
+      const s = listen(peer.url, dev.credential);
+      await new Promise((r) => setTimeout(r, 300));
+      await notify(server, { title: "published on the first process", topic: "cross" });
+      await s.until(() => s.titles.length >= 1);
+      expect(s.titles).toEqual(["published on the first process"]);
+      await s.stop();
+    } finally {
+      await peer.close();
+    }
+  });
+});
+
+describe("status per device", () => {
+  it("moves from queued to delivered as the stream device receives, acks and opens", async () => {
+    // An account of its own, so that no other device of the owner takes part.
+    const email = "status@example.com";
+    const password = "status password 123";
+    await fetch(`${server.url}/v1/accounts`, {
+      method: "POST",
+      body: JSON.stringify({ email, password }),
+    });
+    const { token } = await body(
+      await fetch(`${server.url}/v1/auth/login`, {
+        method: "POST",
+        body: JSON.stringify({ email, password }),
+      }),
+    );
+    const dev = await streamDevice("status watcher", [], email, password);
+    const s = listen(server.url, dev.credential);
+    await new Promise((r) => setTimeout(r, 200));
+    const published = await notify(
+      server,
+      { title: "watch me", topic: "status", metadata: { k: 1 } },
+      { authorization: `Bearer ${token}` },
+    );
+    expect(published.json.status).toBe("queued");
+    await s.until(() => s.titles.length === 1);
+    await s.stop();
+    const get = async () =>
+      body(
+        await fetch(`${server.url}/v1/notifications/${published.json.id}`, {
+          headers: { authorization: `Bearer ${token}` },
+        }),
+      );
+    const sent = await get();
+    expect(sent.status, JSON.stringify(sent)).toBe("delivered");
+    expect(sent.deliveries).toMatchObject({ total: 1, sent: 1, pending: 0 });
+    expect(sent.device_deliveries).toEqual([
+      expect.objectContaining({
+        device_id: dev.id,
+        device_name: "status watcher",
+        platform: "stream",
+        state: "sent",
+      }),
+    ]);
+    const inbox = createClient(
+      InboxService,
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    );
+    const fetched = await inbox.fetchNotification(
+      { id: published.json.id },
+      bearer(dev.credential),
+    );
+    expect(fetched.notification?.metadata).toEqual({ k: 1 });
+    expect((await get()).device_deliveries[0].state).toBe("delivered");
+    await inbox.markOpened({ id: published.json.id }, bearer(dev.credential));
+    const opened = await get();
+    expect(opened.device_deliveries[0]).toMatchObject({ state: "opened" });
+    expect(opened.device_deliveries[0].opened_at).toBeTruthy();
+    // Another device cannot fetch it.
+    const other = await streamDevice("nosy", ["elsewhere"]);
+    expect(
+      (await failure(inbox.fetchNotification({ id: published.json.id }, bearer(other.credential))))
+        .code,
+    ).toBe(Code.NotFound);
+  });
+
+  it("is no_devices when no device's filter admits the topic", async () => {
+    const p = await addProjectWithKey(server, { newAccount: true });
+    const res = await notify(
+      server,
+      { title: "into the void" },
+      { authorization: `Bearer ${p.apiKey}` },
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const got = await body(
+      await fetch(`${server.url}/v1/notifications/${res.json.id}`, {
+        headers: { authorization: `Bearer ${p.apiKey}` },
+      }),
+    );
+    expect(got.status).toBe("no_devices");
+    expect(got.deliveries.total).toBe(0);
+  });
+});
+
+describe("test notifications from the owner", () => {
+  it("reach only the chosen device; an unconfigured platform fails with the reason", async () => {
+    const login = await body(
+      await fetch(`${server.url}/v1/auth/login`, {
+        method: "POST",
+        body: JSON.stringify({ email: "owner@example.com", password: ownerPassword }),
+      }),
+    );
+    const owner = login.token as string;
+    const chosen = await streamDevice("chosen", ["nothing-matches-this"]);
+    const bystander = await streamDevice("bystander");
+    const a = listen(server.url, chosen.credential);
+    const b = listen(server.url, bystander.credential);
+    await new Promise((r) => setTimeout(r, 200));
+    const sent = await fetch(`${server.url}/v1/devices/${chosen.id}/test`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${owner}` },
+      body: "{}",
+    });
+    expect(sent.status).toBe(202);
+    await a.until(() => a.titles.length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(a.titles).toEqual(["Herald test notification"]);
+    expect(b.titles).toEqual([]);
+    await a.stop();
+    await b.stop();
+
+    const devices = createClient(
+      DeviceService,
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    );
+    const ios = await devices.signInDevice({
+      method: { case: "password", value: { email: "owner@example.com", password: ownerPassword } },
+      name: "iPhone without APNs",
+      platform: "ios",
+    });
+    await devices.registerChannel(
+      { channel: { case: "pushToken", value: "ab".repeat(32) } },
+      bearer(ios.deviceCredential),
+    );
+    const test = await devices.sendTestNotification(
+      { id: ios.device?.id as string },
+      bearer(owner),
+    );
+    let n = await body(
+      await fetch(`${server.url}/v1/notifications/${test.notificationId}`, {
+        headers: { authorization: `Bearer ${owner}` },
+      }),
+    );
+    for (let i = 0; i < 100 && n.status === "delivering"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      n = await body(
+        await fetch(`${server.url}/v1/notifications/${test.notificationId}`, {
+          headers: { authorization: `Bearer ${owner}` },
+        }),
+      );
+    }
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0]).toMatchObject({
+      state: "failed",
+      last_error: "APNs is not configured",
+    });
+  });
+});
+
+describe("large fan-out batches", () => {
+  it("announce in chunks that fit PostgreSQL's NOTIFY limit, so live devices get all of them", async () => {
+    const dev = await streamDevice("bulk listener", ["bulk"]);
+    const s = listen(server.url, dev.credential);
+    await new Promise((r) => setTimeout(r, 300));
+    // 400 notifications committed before any worker sees them: one fan-out batch of 400 ids,
+    // whose JSON (~15 KB) is twice what one NOTIFY may carry.
+    const { rows } = await server.orm.em
+      .getConnection()
+      .execute<{ id: string }[]>(
+        `insert into notification (id, project_id, topic, title, message, priority, status, created_at)
+         select gen_random_uuid(), ?, 'bulk', 'bulk ' || g, '', 'normal', 'queued', now()
+           from generate_series(1, 400) g returning id`,
+        [server.projectId],
+        "run",
+      )
+      .then((r) => r as unknown as { rows: { id: string }[] });
+    expect(rows).toHaveLength(400);
+    await s.until(() => s.titles.length >= 400, 10_000);
+    expect(s.titles).toHaveLength(400);
+    await s.stop();
+  }, 20_000);
+});
