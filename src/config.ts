@@ -50,6 +50,8 @@ export interface Config {
   streamKeepaliveMs: number;
   /** How long a worker's claim on a delivery lasts; a dead worker's work is retried after it. */
   deliveryLeaseSeconds: number;
+  /** Push sends a worker keeps outstanding at once (a slow provider never blocks the others). */
+  deliveryConcurrency: number;
   /** Whether this process runs a delivery worker (HERALD_WORKER=0 for API-only processes). */
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
@@ -90,6 +92,7 @@ export function loadConfig(env: Env = process.env): Config {
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),
+    deliveryConcurrency: int(env, "HERALD_DELIVERY_CONCURRENCY", 2000, 1, 100_000),
     monthlyQuota: int(env, "HERALD_MONTHLY_QUOTA", 10_000, 0, 2_000_000_000),
     publicUrl: env.HERALD_PUBLIC_URL || undefined,
     loginFailuresPerAccount: int(env, "HERALD_LOGIN_FAILURES_PER_ACCOUNT", 10, 1, 1000),

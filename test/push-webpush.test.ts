@@ -5,6 +5,7 @@ import { createWebPushSender } from "../src/delivery/senders/web-push.ts";
 import { type FakeWebPush, startFakeWebPush } from "./fakes/web-push-server.ts";
 import { newAccount, pushDevice, settled, type TestAccount } from "./helpers/accounts.ts";
 import { sql } from "./helpers/db.ts";
+import { body } from "./helpers/http.ts";
 import { notify, startPeer, startServer, type TestServer } from "./helpers/server.ts";
 
 let fake: FakeWebPush;
@@ -186,6 +187,57 @@ describe("Web Push", () => {
       }
     } finally {
       await quiet.close();
+    }
+  });
+  it("holds up nothing else while a push service does not answer", async () => {
+    const acct = await account(server, "wp-slow@example.com");
+    const { sub } = await browser(server, acct);
+    fake.hold(4000);
+    try {
+      const auth = { authorization: `Bearer ${acct.token}` };
+      const first = await notify(server, { title: "first, unanswered" }, auth);
+      const pushed = (id: string) =>
+        fake.received.some((r) => r.subscription === sub.id && r.payload.id === id);
+      for (let i = 0; i < 100 && !pushed(first.json.id); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(pushed(first.json.id)).toBe(true);
+      // The first push is still waiting for its answer; the next notification goes out anyway.
+      const second = await notify(server, { title: "second" }, auth);
+      for (let i = 0; i < 100 && !pushed(second.json.id); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(pushed(second.json.id)).toBe(true);
+      const n = await body(
+        await fetch(`${server.url}/v1/notifications/${first.json.id}`, { headers: auth }),
+      );
+      expect(n.device_deliveries[0]).toMatchObject({ state: "pending" });
+    } finally {
+      fake.hold(0);
+    }
+  });
+
+  it("counts a push unanswered for half the lease as a failed attempt, and retries it", async () => {
+    const short = await startServer({ deliveryLeaseSeconds: 2 }, senders());
+    try {
+      const acct = await account(short, "wp-timeout@example.com");
+      const { sub } = await browser(short, acct);
+      fake.hold(1500); // longer than the 1 s send timeout of a 2 s lease
+      const res = await notify(
+        short,
+        { title: "slow answer" },
+        { authorization: `Bearer ${acct.token}` },
+      );
+      for (let i = 0; i < 100 && fake.received.every((r) => r.subscription !== sub.id); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      fake.hold(0);
+      const n = await settled(short, acct.token, res.json.id);
+      expect(n.status).toBe("delivered");
+      expect(n.device_deliveries[0]?.attempts).toBeGreaterThanOrEqual(2);
+      const got = fake.received.filter((r) => r.subscription === sub.id);
+      expect(got.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(got.map((r) => r.topic)).size).toBe(1);
+    } finally {
+      fake.hold(0);
+      await short.close();
     }
   });
 });

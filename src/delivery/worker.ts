@@ -3,6 +3,11 @@
  * pushes through the platform's sender and records each outcome. Several processes may run
  * workers on one database: claims use FOR UPDATE SKIP LOCKED and leases, so each delivery is
  * worked by one worker at a time, and a lease left by a dead worker expires after 30 s.
+ *
+ * Sends are not awaited by the round that claimed them: a slow push service (or one device's
+ * slow endpoint) must not hold up the fan-out of the next notification, live streams, or pushes
+ * to other services. At most `maxInFlight` sends are outstanding; when that many are, the worker
+ * claims no more until one finishes.
  */
 import type { FastifyBaseLogger } from "fastify";
 import { backoffMs, deadline } from "../domain/retry.ts";
@@ -20,6 +25,13 @@ export interface WorkerOptions {
   /** Sleep between idle polls; a publish in this process wakes the worker at once. */
   idleMs?: number;
   batch?: number;
+  /** Sends outstanding at once, across all platforms. */
+  maxInFlight?: number;
+  /**
+   * A send not answered in this time counts as a retryable failure (keep it well under the claim
+   * lease, so that no other worker claims a delivery whose send is still outstanding here).
+   */
+  sendTimeoutMs?: number;
 }
 
 export class DeliveryWorker {
@@ -31,9 +43,10 @@ export class DeliveryWorker {
   #lastSweep = 0;
   #lastClaim = 0;
   #lastClaimEmpty = false;
+  readonly #inFlight = new Set<Promise<void>>();
 
   constructor(opts: WorkerOptions) {
-    this.#o = { idleMs: 250, batch: 500, ...opts };
+    this.#o = { idleMs: 250, batch: 500, maxInFlight: 2000, sendTimeoutMs: 10_000, ...opts };
   }
 
   start(): void {
@@ -46,10 +59,21 @@ export class DeliveryWorker {
     this.#wake?.();
   }
 
+  /**
+   * Stops claiming, and waits for the sends under way to be recorded. A send can take no longer
+   * than the send timeout, so neither can this; what is then left unrecorded keeps its lease and
+   * is sent again by a worker after the lease ends (with the same collapse id).
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#wake?.();
     await this.#running;
+    await this.idle();
+  }
+
+  /** Resolves when no send is outstanding. Exposed for tests. */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
   }
 
   async #loop(): Promise<void> {
@@ -91,41 +115,73 @@ export class DeliveryWorker {
     const t2 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
     // looked for at most every 100 ms, so a publish without push devices costs one statement.
+    // A full set of sends in flight claims nothing; the first one to finish wakes the loop.
     const now = Date.now();
-    const claim = pushes > 0 || !this.#lastClaimEmpty || now - this.#lastClaim >= 100;
-    const due = claim ? await this.#o.store.claimDue(this.#o.batch) : [];
+    const room = Math.min(this.#o.batch, this.#o.maxInFlight - this.#inFlight.size);
+    const claim = room > 0 && (pushes > 0 || !this.#lastClaimEmpty || now - this.#lastClaim >= 100);
+    const due = claim ? await this.#o.store.claimDue(room) : [];
     if (claim) {
       this.#lastClaim = now;
       this.#lastClaimEmpty = due.length === 0;
     }
     const t3 = performance.now();
-    await Promise.all(due.map((d) => this.#deliver(d)));
-    const t4 = performance.now();
+    for (const d of due) this.#track(this.#deliver(d));
     if (Date.now() - this.#lastSweep > 5_000) {
       this.#lastSweep = Date.now();
       await this.#o.store.expireStreamDeliveries();
     }
-    const t5 = performance.now();
-    if (t5 - t0 > 1_000) {
+    const t4 = performance.now();
+    if (t4 - t0 > 1_000) {
       const ms = (a: number, b: number) => Math.round(b - a);
       this.#o.log.warn(
         {
           fanned_out: fanned.length,
           claimed: due.length,
+          in_flight: this.#inFlight.size,
           fan_out_ms: ms(t0, t1),
           announce_ms: ms(t1, t2),
           claim_ms: ms(t2, t3),
-          send_ms: ms(t3, t4),
-          sweep_ms: ms(t4, t5),
+          sweep_ms: ms(t3, t4),
         },
         "slow delivery round",
       );
     }
-    return fanned.length === this.#o.batch || due.length === this.#o.batch;
+    return fanned.length === this.#o.batch || (claim && due.length === room);
+  }
+
+  #track(send: Promise<void>): void {
+    const p = send
+      .catch((err: unknown) => this.#o.log.error({ err }, "recording a delivery failed"))
+      .finally(() => {
+        this.#inFlight.delete(p);
+        // Room for more: look for due pushes now rather than at the next idle poll.
+        if (this.#inFlight.size === this.#o.maxInFlight - 1) this.wake();
+      });
+    this.#inFlight.add(p);
+  }
+
+  async #send(sender: Sender, message: PushMessage, token: string): Promise<SendResult> {
+    const { log, sendTimeoutMs } = this.#o;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<SendResult>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ kind: "retry", reason: `no answer in ${sendTimeoutMs} ms` }),
+        sendTimeoutMs,
+      );
+    });
+    const sent = sender.send(message, token).catch((err: unknown): SendResult => {
+      log.warn({ err, platform: sender.platform }, "sender threw");
+      return { kind: "retry", reason: "sender error" };
+    });
+    try {
+      return await Promise.race([sent, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async #deliver(d: DueDelivery): Promise<void> {
-    const { store, devices, senders, log } = this.#o;
+    const { store, devices, senders } = this.#o;
     const until = deadline(d.created_at, d.expires_at);
     const giveUp = (why: string) =>
       d.expires_at
@@ -147,10 +203,7 @@ export class DeliveryWorker {
       expiresAt: until,
       hasTtl: d.expires_at !== null,
     };
-    const result: SendResult = await sender.send(message, token).catch((err: unknown) => {
-      log.warn({ err, platform: d.platform }, "sender threw");
-      return { kind: "retry", reason: "sender error" };
-    });
+    const result = await this.#send(sender, message, token);
     switch (result.kind) {
       case "ok":
         return store.settle(d, { state: "sent" });
