@@ -101,7 +101,6 @@ export async function buildApp({
     devices,
     senders: new Map(senders.map((s) => [s.platform, s])),
     log: app.log,
-    onFannedOut: (ids) => hub.announce(ids),
     maxInFlight: config.deliveryConcurrency,
     // Under the lease, so that a send still outstanding here is never claimed by another worker.
     sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),

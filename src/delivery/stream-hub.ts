@@ -1,15 +1,12 @@
 /**
- * Live streams of this process. Every process LISTENs on one channel; a worker that fans out
- * NOTIFYs it once per batch, after its transaction committed (never inside a publish). Each
- * process then hands the new deliveries of the stream devices connected to it to their streams.
+ * Live streams of this process. Every process LISTENs on one channel; a worker's fan-out
+ * statement NOTIFYs it for the notifications that reached stream devices, so the news arrives
+ * when the fan-out commits (never inside a publish). Each process then hands the new deliveries
+ * of the stream devices connected to it to their streams.
  */
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
-import type { DeliveryStore } from "./store.ts";
-
-export const deliveryChannel = "herald_delivery";
-/** 150 ids × 39 bytes of JSON stays well under PostgreSQL's 8000-byte NOTIFY payload limit. */
-export const announceChunk = 150;
+import { announceChunk, type DeliveryStore, deliveryChannel } from "./store.ts";
 
 type Listener = (notificationIds: string[]) => void;
 

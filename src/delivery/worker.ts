@@ -20,8 +20,6 @@ export interface WorkerOptions {
   devices: DeviceStore;
   senders: ReadonlyMap<string, Sender>;
   log: FastifyBaseLogger;
-  /** Called after a fan-out commits, with the notification ids (to wake live streams). */
-  onFannedOut: (ids: string[]) => Promise<void>;
   /** Sleep between idle polls; a publish in this process wakes the worker at once. */
   idleMs?: number;
   batch?: number;
@@ -106,13 +104,6 @@ export class DeliveryWorker {
     const t0 = performance.now();
     const { ids: fanned, pushes } = await this.#o.store.fanOut(this.#o.batch);
     const t1 = performance.now();
-    if (fanned.length > 0) {
-      // Waking live streams must never hold up pushes: a failure here is logged, not thrown.
-      await this.#o.onFannedOut(fanned).catch((err: unknown) => {
-        this.#o.log.error({ err }, "announcing fanned-out notifications failed");
-      });
-    }
-    const t2 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
     // looked for at most every 100 ms, so a publish without push devices costs one statement.
     // A full set of sends in flight claims nothing; the first one to finish wakes the loop.
@@ -139,8 +130,7 @@ export class DeliveryWorker {
           claimed: due.length,
           in_flight: this.#inFlight.size,
           fan_out_ms: ms(t0, t1),
-          announce_ms: ms(t1, t2),
-          claim_ms: ms(t2, t3),
+          claim_ms: ms(t1, t3),
           sweep_ms: ms(t3, t4),
         },
         "slow delivery round",

@@ -10,7 +10,6 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2, { type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import net, { type Socket } from "node:net";
-import { Duplex } from "node:stream";
 
 const preface = Buffer.from("PRI * HTTP/2.0");
 
@@ -47,9 +46,10 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
   const dispatch = (socket: Socket, head: Buffer) => {
     socket.pause();
     if (head.subarray(0, preface.length).equals(preface)) {
-      // Node's HTTP/2 reads a net.Socket through its native handle, past any unshifted bytes, so
-      // the session gets a plain Duplex that replays the peeked bytes, then relays the socket.
-      h2.emit("connection", relay(socket, head));
+      // The session takes over the socket's native handle, and first replays what is buffered
+      // in JS (the peeked bytes, unshifted) on the next tick, before the handle reads more.
+      socket.unshift(head);
+      h2.emit("connection", socket);
     } else {
       socket.unshift(head);
       h1.emit("connection", socket);
@@ -91,45 +91,4 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
     h2.close();
   });
   return server;
-}
-
-/** A Duplex over `socket` whose readable side starts with `head`. */
-function relay(socket: Socket, head: Buffer): Duplex {
-  const duplex = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk, _encoding, callback) {
-      socket.write(chunk, callback);
-    },
-    final(callback) {
-      socket.end(callback);
-    },
-    destroy(err, callback) {
-      socket.destroy(err ?? undefined);
-      callback(err);
-    },
-  });
-  duplex.push(head);
-  socket.on("data", (chunk) => {
-    if (!duplex.push(chunk)) socket.pause();
-  });
-  socket.on("end", () => duplex.push(null));
-  socket.on("close", () => duplex.destroy());
-  socket.on("error", (err) => duplex.destroy(err));
-  // Fields http2 and Fastify read from a connection.
-  Object.assign(duplex, {
-    remoteAddress: socket.remoteAddress,
-    remotePort: socket.remotePort,
-    remoteFamily: socket.remoteFamily,
-    localAddress: socket.localAddress,
-    localPort: socket.localPort,
-    setNoDelay: (v?: boolean) => socket.setNoDelay(v),
-    setKeepAlive: (e?: boolean, d?: number) => socket.setKeepAlive(e, d),
-    setTimeout: (ms: number, cb?: () => void) => {
-      socket.setTimeout(ms, cb);
-      return duplex;
-    },
-  });
-  return duplex;
 }

@@ -1,0 +1,127 @@
+/**
+ * The one-port server: HTTP/1.1 and cleartext HTTP/2 told apart by the connection preface, even
+ * when the client's first bytes arrive in pieces, and with the HTTP/2 session on the socket's
+ * native handle (no JS relay in between).
+ */
+import http from "node:http";
+import http2 from "node:http2";
+import net, { type AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPolyglotServer, type PolyglotServer } from "../src/server/polyglot.ts";
+
+let server: PolyglotServer;
+let port: number;
+let proxy: net.Server;
+let proxyPort: number;
+
+beforeAll(async () => {
+  server = createPolyglotServer(
+    (req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on("end", () => {
+        res.setHeader("content-type", "text/plain");
+        res.end(`${req.httpVersion} ${req.method} ${req.url} ${body}`);
+      });
+    },
+    { keepAliveTimeoutMs: 5000 },
+  );
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  port = (server.address() as AddressInfo).port;
+  // A proxy that hands the client's first 40 bytes to the server one at a time, 2 ms apart.
+  proxy = net.createServer((client) => {
+    const upstream = net.connect(port, "127.0.0.1");
+    upstream.setNoDelay(true);
+    let sent = 0;
+    let queue = Promise.resolve();
+    client.on("data", (chunk: Buffer) => {
+      queue = queue.then(async () => {
+        for (let i = 0; i < chunk.length; ) {
+          const n = sent < 40 ? 1 : chunk.length - i;
+          upstream.write(chunk.subarray(i, i + n));
+          i += n;
+          sent += n;
+          if (sent <= 40) await new Promise((r) => setTimeout(r, 2));
+        }
+      });
+    });
+    client.on("end", () => queue.then(() => upstream.end()));
+    upstream.pipe(client);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  proxyPort = (proxy.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  await new Promise((r) => proxy.close(r));
+});
+
+function h2Request(p: number, path: string, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://127.0.0.1:${p}`);
+    session.on("error", reject);
+    const req = session.request({ ":method": "POST", ":path": path });
+    let out = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => {
+      out += c;
+    });
+    req.on("end", () => {
+      session.close();
+      resolve(out);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function h1Request(p: number, path: string, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ port: p, host: "127.0.0.1", path, method: "POST" }, (res) => {
+      let out = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        out += c;
+      });
+      res.on("end", () => resolve(out));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("one port for HTTP/1.1 and h2c", () => {
+  it("serves both, many requests on one HTTP/2 session", async () => {
+    expect(await h1Request(port, "/a", "one")).toBe("1.1 POST /a one");
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    const bodies = await Promise.all(
+      Array.from(
+        { length: 50 },
+        (_, i) =>
+          new Promise<string>((resolve, reject) => {
+            const req = session.request({ ":method": "POST", ":path": `/s${i}` });
+            let out = "";
+            req.setEncoding("utf8");
+            req.on("data", (c: string) => {
+              out += c;
+            });
+            req.on("end", () => resolve(out));
+            req.on("error", reject);
+            req.end(`body ${i}`);
+          }),
+      ),
+    );
+    session.close();
+    expect(bodies).toEqual(Array.from({ length: 50 }, (_, i) => `2.0 POST /s${i} body ${i}`));
+  });
+
+  it("tells them apart when the first bytes arrive one at a time", async () => {
+    expect(await h2Request(proxyPort, "/slow", "h2 in pieces")).toBe("2.0 POST /slow h2 in pieces");
+    expect(await h1Request(proxyPort, "/slow", "h1 in pieces")).toBe("1.1 POST /slow h1 in pieces");
+  });
+});
