@@ -4,13 +4,13 @@
  * Prints one JSON line `{ url, apiKey }` when it listens.
  */
 import { readFileSync } from "node:fs";
-import { Agent } from "node:https";
 import { buildApp } from "../../src/app.ts";
 import { bootstrapIfEmpty } from "../../src/bootstrap.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/orm.ts";
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { createFcmSender } from "../../src/delivery/senders/fcm.ts";
+import { providerAgent, providerSocketsPerOrigin } from "../../src/delivery/senders/sender.ts";
 import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
 import { loadTokenKeyRing } from "../../src/token-keys.ts";
 import { RedirectingAgent } from "../../test/fakes/fcm-server.ts";
@@ -47,7 +47,10 @@ const app = await buildApp({
     }),
     createFcmSender({
       serviceAccountFile: need("BENCH_FCM_SERVICE_ACCOUNT"),
-      agent: new RedirectingAgent(Number(need("BENCH_FCM_PORT")), ca, { keepAlive: true }),
+      agent: new RedirectingAgent(Number(need("BENCH_FCM_PORT")), ca, {
+        keepAlive: true,
+        maxSockets: providerSocketsPerOrigin,
+      }),
     }),
     createWebPushSender({
       vapid: {
@@ -55,7 +58,7 @@ const app = await buildApp({
         privateKey: need("BENCH_VAPID_PRIVATE"),
         subject: "mailto:bench@example.com",
       },
-      agent: new Agent({ ca, keepAlive: true }),
+      agent: providerAgent({ ca }),
     }),
   ],
 });

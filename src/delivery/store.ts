@@ -25,7 +25,17 @@ export interface DueDelivery {
   click_url: string | null;
   created_at: Date;
   expires_at: Date | null;
+  /** The device's sealed push token (see TokenKeyRing), or null when it has none. */
+  token_key_id: string | null;
+  token_box: Buffer | null;
 }
+
+export type Outcome =
+  | { state: "sent" }
+  | { state: "failed" | "expired"; error: string }
+  | { state: "pending"; error: string; nextAttemptAt: Date };
+
+type DeliveryKey = { notification_id: string; device_id: string };
 
 const jsonIds = "(select (json_array_elements_text(?::json))::uuid)";
 
@@ -128,8 +138,10 @@ export class DeliveryStore {
            from due where d.notification_id = due.notification_id and d.device_id = due.device_id
          returning d.notification_id, d.device_id, d.platform, d.attempts
        )
-       select c.*, n.topic, n.title, n.message, n.priority, n.click_url, n.created_at, n.expires_at
-         from claimed c join notification n on n.id = c.notification_id`,
+       select c.*, n.topic, n.title, n.message, n.priority, n.click_url, n.created_at, n.expires_at,
+              dv.token_key_id, dv.token_box
+         from claimed c join notification n on n.id = c.notification_id
+         join device dv on dv.id = c.device_id`,
       [limit, this.#leaseSeconds],
     );
     return rows.map((r) => ({
@@ -139,21 +151,23 @@ export class DeliveryStore {
     }));
   }
 
-  async settle(
-    d: { notification_id: string; device_id: string },
-    outcome:
-      | { state: "sent" }
-      | { state: "failed" | "expired"; error: string }
-      | { state: "pending"; error: string; nextAttemptAt: Date },
-  ): Promise<void> {
-    const error = outcome.state === "sent" ? "" : outcome.error;
-    const next = outcome.state === "pending" ? outcome.nextAttemptAt : null;
+  /** Records the outcomes of many sends in one statement (a worker's sends finish together). */
+  async settleMany(items: readonly { delivery: DeliveryKey; outcome: Outcome }[]): Promise<void> {
+    if (items.length === 0) return;
+    const rows = items.map(({ delivery: d, outcome: o }) => ({
+      n: d.notification_id,
+      d: d.device_id,
+      s: o.state,
+      e: o.state === "sent" ? "" : o.error,
+      t: o.state === "pending" ? o.nextAttemptAt.toISOString() : null,
+    }));
     await this.#db.execute(
-      `update delivery set state = ?, last_error = ?, locked_until = null, updated_at = now(),
-              next_attempt_at = coalesce(?::timestamptz, next_attempt_at),
-              sent_at = case when ? = 'sent' then now() else sent_at end
-        where notification_id = ? and device_id = ? and state = 'pending'`,
-      [outcome.state, error, next, outcome.state, d.notification_id, d.device_id],
+      `update delivery d set state = o.s, last_error = o.e, locked_until = null, updated_at = now(),
+              next_attempt_at = coalesce(o.t, d.next_attempt_at),
+              sent_at = case when o.s = 'sent' then now() else d.sent_at end
+         from json_to_recordset(?::json) as o(n uuid, d uuid, s text, e text, t timestamptz)
+        where d.notification_id = o.n and d.device_id = o.d and d.state = 'pending'`,
+      [JSON.stringify(rows)],
     );
   }
 

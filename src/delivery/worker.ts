@@ -13,7 +13,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { backoffMs, deadline } from "../domain/retry.ts";
 import type { DeviceStore } from "../store/devices.ts";
 import type { PushMessage, Sender, SendResult } from "./senders/sender.ts";
-import type { DeliveryStore, DueDelivery } from "./store.ts";
+import type { DeliveryStore, DueDelivery, Outcome } from "./store.ts";
 
 export interface WorkerOptions {
   store: DeliveryStore;
@@ -42,6 +42,13 @@ export class DeliveryWorker {
   #lastClaim = 0;
   #lastClaimEmpty = false;
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #outcomes: {
+    delivery: DueDelivery;
+    outcome: Outcome;
+    resolve: () => void;
+    reject: (err: unknown) => void;
+  }[] = [];
+  #writing: Promise<void> | undefined;
 
   constructor(opts: WorkerOptions) {
     this.#o = { idleMs: 250, batch: 500, maxInFlight: 2000, sendTimeoutMs: 10_000, ...opts };
@@ -139,6 +146,30 @@ export class DeliveryWorker {
     return fanned.length === this.#o.batch || (claim && due.length === room);
   }
 
+  /**
+   * Outcomes are written in batches: while one batch's statement runs, the next collects, so a
+   * thousand sends finishing together cost a few statements instead of a thousand.
+   */
+  #settle(delivery: DueDelivery, outcome: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#outcomes.push({ delivery, outcome, resolve, reject });
+      this.#writing ??= this.#writeOutcomes();
+    });
+  }
+
+  async #writeOutcomes(): Promise<void> {
+    while (this.#outcomes.length > 0) {
+      const batch = this.#outcomes.splice(0, 1000);
+      try {
+        await this.#o.store.settleMany(batch);
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.#writing = undefined;
+  }
+
   #track(send: Promise<void>): void {
     const p = send
       .catch((err: unknown) => this.#o.log.error({ err }, "recording a delivery failed"))
@@ -173,15 +204,19 @@ export class DeliveryWorker {
   async #deliver(d: DueDelivery): Promise<void> {
     const { store, devices, senders } = this.#o;
     const until = deadline(d.created_at, d.expires_at);
+    const settle = (outcome: Outcome) => this.#settle(d, outcome);
     const giveUp = (why: string) =>
       d.expires_at
-        ? store.settle(d, { state: "expired", error: `ttl passed: ${why}` })
-        : store.settle(d, { state: "failed", error: `gave up after 24 hours: ${why}` });
+        ? settle({ state: "expired", error: `ttl passed: ${why}` })
+        : settle({ state: "failed", error: `gave up after 24 hours: ${why}` });
     if (Date.now() >= until.getTime()) return giveUp("not sent in time");
     const sender = senders.get(d.platform);
-    const token = await devices.pushToken(d.device_id);
+    const token =
+      d.token_key_id && d.token_box
+        ? devices.openToken(d.device_id, d.token_key_id, d.token_box)
+        : undefined;
     if (!sender || !token) {
-      return store.settle(d, { state: "failed", error: `no push channel for ${d.platform}` });
+      return settle({ state: "failed", error: `no push channel for ${d.platform}` });
     }
     const message: PushMessage = {
       notificationId: d.notification_id,
@@ -196,16 +231,16 @@ export class DeliveryWorker {
     const result = await this.#send(sender, message, token);
     switch (result.kind) {
       case "ok":
-        return store.settle(d, { state: "sent" });
+        return settle({ state: "sent" });
       case "dead_token":
         await store.disableDevice(d.device_id, result.reason);
-        return store.settle(d, { state: "failed", error: result.reason });
+        return settle({ state: "failed", error: result.reason });
       case "permanent":
-        return store.settle(d, { state: "failed", error: result.reason });
+        return settle({ state: "failed", error: result.reason });
       case "retry": {
         const next = new Date(Date.now() + backoffMs(d.attempts, result.retryAfterMs));
         if (next >= until) return giveUp(result.reason);
-        return store.settle(d, { state: "pending", error: result.reason, nextAttemptAt: next });
+        return settle({ state: "pending", error: result.reason, nextAttemptAt: next });
       }
     }
   }

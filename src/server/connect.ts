@@ -4,6 +4,8 @@
  * interceptor chain.
  */
 import {
+  Code,
+  ConnectError,
   type ConnectRouter,
   type ContextValues,
   createConnectRouter,
@@ -50,7 +52,17 @@ export async function registerConnect(app: FastifyInstance, opts: ConnectOptions
         for (const [k, v] of Object.entries(reply.getHeaders())) {
           if (v !== undefined) reply.raw.setHeader(k, v);
         }
-        await universalResponseToNodeResponse(uRes, reply.raw);
+        try {
+          await universalResponseToNodeResponse(uRes, reply.raw);
+        } catch (err) {
+          // A client that goes away mid-response (a stream it stopped reading) is no error of
+          // ours; anything else is logged, since the reply is already ours alone (hijacked).
+          if (reply.raw.destroyed || ConnectError.from(err).code === Code.Aborted) {
+            req.log.debug({ err }, "client went away during the response");
+          } else {
+            req.log.error({ err }, "writing the RPC response failed");
+          }
+        }
       });
     }
   });

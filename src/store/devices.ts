@@ -114,7 +114,12 @@ export class DeviceStore {
       [deviceId],
     );
     const row = rows[0];
-    return row && this.#ring.open({ keyId: row.token_key_id, box: row.token_box }, deviceId);
+    return row && this.openToken(deviceId, row.token_key_id, row.token_box);
+  }
+
+  /** Decrypts a device's sealed push token read with its row (e.g. by a delivery claim). */
+  openToken(deviceId: string, keyId: string, box: Buffer): string {
+    return this.#ring.open({ keyId, box }, deviceId);
   }
 
   async setTopics(deviceId: string, topics: readonly string[]): Promise<DeviceRow> {

@@ -9,7 +9,13 @@ import { type App, cert, deleteApp, initializeApp } from "firebase-admin/app";
 import { getMessaging, type Message } from "firebase-admin/messaging";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { fcmPriority } from "../../domain/priority.ts";
-import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
+import {
+  type PushMessage,
+  providerAgent,
+  retryAfterMs,
+  type Sender,
+  type SendResult,
+} from "./sender.ts";
 
 /** FCM refuses messages whose payload exceeds 4096 bytes. */
 export const fcmPayloadLimit = 4096;
@@ -53,11 +59,9 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
 }
 
 export function createFcmSender(opts: FcmOptions): Sender {
+  const agent = opts.agent ?? providerAgent();
   const app: App = initializeApp(
-    {
-      credential: cert(opts.serviceAccountFile, opts.agent),
-      ...(opts.agent ? { httpAgent: opts.agent } : {}),
-    },
+    { credential: cert(opts.serviceAccountFile, agent), httpAgent: agent },
     `herald-fcm-${randomUUID()}`,
   );
   const messaging = getMessaging(app);
@@ -104,6 +108,9 @@ export function createFcmSender(opts: FcmOptions): Sender {
         return { kind: "permanent", reason: why };
       }
     },
-    close: () => deleteApp(app),
+    close: async () => {
+      await deleteApp(app);
+      if (!opts.agent) agent.destroy();
+    },
   };
 }

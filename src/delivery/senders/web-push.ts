@@ -6,7 +6,13 @@ import type { Agent } from "node:https";
 import webpush from "web-push";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { webPushUrgency } from "../../domain/priority.ts";
-import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
+import {
+  type PushMessage,
+  providerAgent,
+  retryAfterMs,
+  type Sender,
+  type SendResult,
+} from "./sender.ts";
 
 /** The push service accepts about 4 KiB of ciphertext; ~3993 bytes of plaintext fit. */
 export const webPushPlaintextLimit = 3900;
@@ -48,6 +54,7 @@ export function webPushPayload(msg: PushMessage): string {
 export const collapseTopic = (id: string) => id.replaceAll("-", "");
 
 export function createWebPushSender(opts: WebPushOptions): Sender {
+  const agent = opts.agent ?? providerAgent();
   return {
     platform: "web",
     async send(msg, token): Promise<SendResult> {
@@ -60,7 +67,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
           urgency: webPushUrgency(msg.priority),
           topic: collapseTopic(msg.notificationId),
           timeout: opts.timeoutMs ?? 10_000,
-          ...(opts.agent ? { agent: opts.agent } : {}),
+          agent,
         });
         return { kind: "ok" };
       } catch (err) {
@@ -92,6 +99,6 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
         return { kind: "permanent", reason: `web push HTTP ${status}` };
       }
     },
-    close: async () => opts.agent?.destroy(),
+    close: async () => agent.destroy(),
   };
 }
