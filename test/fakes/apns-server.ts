@@ -23,6 +23,10 @@ export interface FakeApns {
   /** The provider key (PKCS#8 PEM) that Herald is configured with. */
   signingKey: string;
   received: ReceivedApns[];
+  /** The most requests that were open at once (arrived, not yet answered), over all connections. */
+  readonly peakOpenStreams: number;
+  /** HTTP/2 connections opened so far. */
+  readonly connections: number;
   script(token: string, answers: { status: number; reason?: string; retryAfter?: string }[]): void;
   close(): Promise<void>;
 }
@@ -37,11 +41,18 @@ export async function startFakeApns(): Promise<FakeApns> {
   const scripts = new Map<string, { status: number; reason?: string; retryAfter?: string }[]>();
   const server = http2.createSecureServer({ cert, key });
   const sessions = new Set<http2.ServerHttp2Session>();
+  let open = 0;
+  let peakOpenStreams = 0;
+  let connections = 0;
   server.on("session", (s) => {
+    connections++;
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
   });
   server.on("stream", (stream, headers) => {
+    open++;
+    peakOpenStreams = Math.max(peakOpenStreams, open);
+    stream.once("close", () => open--);
     const chunks: Buffer[] = [];
     stream.on("data", (c: Buffer) => chunks.push(c));
     stream.on("end", () => {
@@ -100,6 +111,12 @@ export async function startFakeApns(): Promise<FakeApns> {
     keyId,
     signingKey: pair.privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
     received,
+    get peakOpenStreams() {
+      return peakOpenStreams;
+    },
+    get connections() {
+      return connections;
+    },
     script(token, answers) {
       scripts.set(token, [...answers]);
     },

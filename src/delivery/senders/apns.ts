@@ -53,14 +53,20 @@ export function createApnsSender(opts: ApnsOptions): Sender {
     defaultTopic: opts.bundleId,
     host: opts.sandbox ? "api.sandbox.push.apple.com" : "api.push.apple.com",
   });
-  if (opts.endpoint) {
-    // apns2 only lets the host be chosen, on port 443; its undici pool is replaceable.
-    (client as unknown as { client: Pool }).client = new Pool(opts.endpoint.origin, {
-      allowH2: true,
-      connections: 8,
-      ...(opts.endpoint.ca ? { connect: { ca: opts.endpoint.ca } } : {}),
-    });
-  }
+  // apns2's own pool sends one request at a time per connection (undici's `pipelining: 1` holds
+  // for HTTP/2 too), 32 at once in all. Ours multiplexes: a few connections, up to 100 streams
+  // each (or fewer, if APNs' SETTINGS say so), so a fan-out is not sent 32 pushes at a time.
+  // It also lets another origin be chosen (apns2 only takes a host, on port 443).
+  const origin =
+    opts.endpoint?.origin ??
+    `https://${opts.sandbox ? "api.sandbox.push.apple.com" : "api.push.apple.com"}:443`;
+  (client as unknown as { client: Pool }).client = new Pool(origin, {
+    allowH2: true,
+    connections: 4,
+    pipelining: 100,
+    maxConcurrentStreams: 100,
+    ...(opts.endpoint?.ca ? { connect: { ca: opts.endpoint.ca } } : {}),
+  });
   return {
     platform: "ios",
     async send(msg, token): Promise<SendResult> {
