@@ -124,4 +124,24 @@ describe("one port for HTTP/1.1 and h2c", () => {
     expect(await h2Request(proxyPort, "/slow", "h2 in pieces")).toBe("2.0 POST /slow h2 in pieces");
     expect(await h1Request(proxyPort, "/slow", "h1 in pieces")).toBe("1.1 POST /slow h1 in pieces");
   });
+  it("closes a connection that never says anything: after the idle time, or when closing", async () => {
+    const quiet = createPolyglotServer((_req, res) => res.end(), { keepAliveTimeoutMs: 300 });
+    await new Promise<void>((r) => quiet.listen(0, "127.0.0.1", r));
+    const at = (quiet.address() as AddressInfo).port;
+    const closedBy = (s: net.Socket) =>
+      new Promise<number>((r) => s.once("close", () => r(Date.now())));
+    const first = net.connect(at, "127.0.0.1");
+    const t0 = Date.now();
+    const ended = await closedBy(first);
+    expect(ended - t0).toBeGreaterThanOrEqual(250);
+    expect(ended - t0).toBeLessThan(3000);
+
+    const second = net.connect(at, "127.0.0.1");
+    await new Promise((r) => second.once("connect", r));
+    await new Promise((r) => setTimeout(r, 20));
+    const closed = new Promise((r) => quiet.close(r));
+    quiet.closeIdleConnections();
+    await closedBy(second);
+    await closed;
+  });
 });

@@ -137,7 +137,14 @@ const auth = { authorization: `Bearer ${apiKey}` };
 
 async function cleanup() {
   child.kill("SIGTERM");
+  // The server drains for up to its grace period (10 s); a server that does not stop by then is
+  // a bug worth seeing, and must not leave the benchmark hanging.
+  const killer = setTimeout(() => {
+    log("the server did not stop 20 s after SIGTERM; killing it");
+    child.kill("SIGKILL");
+  }, 20_000);
   await new Promise((r) => child.once("exit", r));
+  clearTimeout(killer);
   await db.end();
   await Promise.all([apns.close(), fcm.close(), webPush.close()]);
   const admin = new pg.Client({ connectionString: `${serverUrl}/postgres` });

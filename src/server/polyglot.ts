@@ -57,7 +57,15 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
     }
   };
 
+  // Connections that have not yet sent enough to tell their protocol belong to neither inner
+  // server, so closing must close them here (else a client that connects and says nothing holds
+  // shutdown forever), and they get the keep-alive time to speak.
+  const undecided = new Set<Socket>();
   const server = net.createServer((socket) => {
+    undecided.add(socket);
+    socket.once("close", () => undecided.delete(socket));
+    const silent = () => socket.destroy();
+    socket.setTimeout(opts.keepAliveTimeoutMs, silent);
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
@@ -65,6 +73,9 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
       const n = Math.min(head.length, preface.length);
       if (n === preface.length || !head.subarray(0, n).equals(preface.subarray(0, n))) {
         socket.off("data", onData);
+        undecided.delete(socket);
+        socket.setTimeout(0);
+        socket.off("timeout", silent);
         dispatch(socket, head);
       }
     };
@@ -72,11 +83,16 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
     socket.on("error", () => socket.destroy());
   }) as PolyglotServer;
 
+  const closeUndecided = () => {
+    for (const socket of undecided) socket.destroy();
+  };
   server.closeIdleConnections = () => {
+    closeUndecided();
     h1.closeIdleConnections();
     for (const s of sessions) s.close();
   };
   server.closeAllConnections = () => {
+    closeUndecided();
     h1.closeAllConnections();
     for (const s of sessions) s.destroy();
   };
