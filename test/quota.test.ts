@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UsageStore } from "../src/store/usage.ts";
+import { sql } from "./helpers/db.ts";
 import { body } from "./helpers/http.ts";
 import { notify, startServer, type TestServer } from "./helpers/server.ts";
 
@@ -32,5 +34,35 @@ describe("the monthly quota", () => {
     );
     expect(usage).toMatchObject({ plan: "free", notifications_used: 3, notifications_quota: 3 });
     expect(Date.parse(usage.period_end)).toBeGreaterThan(Date.now());
+  });
+  it("answers a stale count at once and recounts in the background", async () => {
+    const [{ account_id: accountId }] = (await sql<{ account_id: string }>(
+      server.databaseUrl,
+      "select account_id from project where id = $1",
+      [server.projectId],
+    )) as [{ account_id: string }];
+    const usage = new UsageStore(server.orm);
+    const t0 = new Date();
+    const first = await usage.used(accountId, t0);
+    // Another process publishes two more.
+    await sql(
+      server.databaseUrl,
+      `insert into notification (id, project_id, topic, title, message, priority, status, created_at)
+       select gen_random_uuid(), $1, 'other', 'elsewhere', '', 'normal', 'queued', now()
+         from generate_series(1, 2)`,
+      [server.projectId],
+    );
+    // Within the refresh interval: the cached count, no recount.
+    expect(await usage.used(accountId, new Date(t0.getTime() + 1000))).toBe(first);
+    // Past it: still the cached count at once, while the recount runs...
+    const later = new Date(t0.getTime() + 6000);
+    expect(await usage.used(accountId, later)).toBe(first);
+    // ...and then the recounted one.
+    let seen = first;
+    for (let i = 0; i < 100 && seen === first; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      seen = await usage.used(accountId, later);
+    }
+    expect(seen).toBe(first + 2);
   });
 });
