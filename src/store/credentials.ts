@@ -23,6 +23,7 @@ export class CredentialStore {
   readonly #cache = new Map<string, CacheEntry>();
   readonly #lastUsedWritten = new Map<string, number>();
   readonly #pending = new Set<Promise<unknown>>();
+  readonly #lookups = new Map<string, Promise<Principal | undefined>>();
 
   constructor(orm: Orm, cacheMs: number, log: FastifyBaseLogger) {
     this.#orm = orm;
@@ -37,6 +38,24 @@ export class CredentialStore {
     const now = Date.now();
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expiresMs > now) return cached.principal;
+    // Requests that arrive together with one credential (a busy key, just after its cache entry
+    // expired) share one lookup.
+    let lookup = this.#lookups.get(cacheKey);
+    if (!lookup) {
+      lookup = this.#lookup(kind, digest, cacheKey, now).finally(() =>
+        this.#lookups.delete(cacheKey),
+      );
+      this.#lookups.set(cacheKey, lookup);
+    }
+    return lookup;
+  }
+
+  async #lookup(
+    kind: CredentialKind,
+    digest: Buffer,
+    cacheKey: string,
+    now: number,
+  ): Promise<Principal | undefined> {
     const principal =
       kind === "apiKey"
         ? await this.#verifyApiKey(digest)
