@@ -8,7 +8,16 @@
  *   npm run bench -- --smoke      seconds-long run that only checks the benchmark works (CI)
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -434,22 +443,47 @@ try {
     );
     const projectId = (await raw.query<{ id: string }>("select id from project limit 1")).rows[0]
       ?.id;
-    const commits = await drive(
-      async () => {
-        await raw.query(
-          `insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)
+    const commit = async () => {
+      await raw.query(
+        `insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)
          values ($1, $2, 'bench', 'Deploy finished', '', 'high', 'queued', now())`,
-          [uuidv7(), projectId],
-        );
-      },
-      { seconds: secs(10), concurrency: 50 },
-    );
+        [uuidv7(), projectId],
+      );
+    };
+    const commits = await drive(commit, { seconds: secs(10), concurrency: 50 });
+    // The latency floor under Herald's fixed-rate publish: the same commits, at 500/s.
+    const commitsAt500 = await drive(commit, { seconds: secs(10), concurrency: 50, rate: 500 });
     await raw.query("drop table bench_commit");
     await raw.end();
     record(
       "PostgreSQL: committed single-row inserts (50 concurrent)",
       `${commits.perSecond}/s, p99 ${commits.p99} ms`,
       commits,
+    );
+    record(
+      "PostgreSQL: committed single-row inserts at 500/s offered",
+      fmt(commitsAt500),
+      commitsAt500,
+    );
+    // And under that, the disk: every commit waits for its WAL write to be flushed.
+    const probe = join(work, "fsync-probe");
+    const fd = openSync(probe, "w");
+    const page = Buffer.alloc(8192, 1);
+    const flushes: number[] = [];
+    for (const end = performance.now() + secs(10) * 1000; performance.now() < end; ) {
+      const t = performance.now();
+      writeSync(fd, page, 0, page.length, 0);
+      fdatasyncSync(fd);
+      flushes.push(performance.now() - t);
+    }
+    closeSync(fd);
+    const disk = summarize(flushes, 0, secs(10));
+    const slow = flushes.filter((ms) => ms > 25).length;
+    const worst = Math.round(Math.max(...flushes));
+    record(
+      "disk: 8 KiB write + fdatasync, one after another",
+      `${disk.perSecond}/s, p50 ${disk.p50} ms, p99 ${disk.p99} ms, max ${worst} ms, ${slow} over 25 ms`,
+      { ...disk, max: worst, over25ms: slow },
     );
     const bare = spawn(
       process.execPath,
