@@ -119,6 +119,10 @@ describe("Web Push", () => {
     const got = fake.received.filter((r) => r.subscription === sub.id);
     expect(got).toHaveLength(2);
     expect(got[0]?.topic).toBe(got[1]?.topic);
+    // The VAPID token is signed once and reused (within the hour): the same expiry both times,
+    // about 12 hours ahead.
+    expect(got[1]?.vapid.exp).toBe(got[0]?.vapid.exp);
+    expect(Number(got[0]?.vapid.exp) - Date.now() / 1000).toBeGreaterThan(11.9 * 3600);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   });
 
