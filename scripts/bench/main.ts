@@ -339,45 +339,54 @@ try {
         ],
       );
     }
-    const apnsBefore = apns.received.length;
-    const t0 = performance.now();
-    const fanRes = await fetch(`${url}/v1/notify`, {
+    // The publish path is warm (a publish no fan-out device's filter admits); the providers'
+    // connections are not, the first time: the first fan-out opens them, the second reuses them.
+    await fetch(`${url}/v1/notify`, {
       method: "POST",
       headers: auth,
-      body: JSON.stringify({ title: "fan-out", topic: "fanout" }),
-    });
-    const fanId = ((await fanRes.json()) as { id: string }).id;
-    let fanMs = Number.NaN;
-    for (let i = 0; i < 6000; i++) {
-      const { rows: r } = await db.query<{ pending: number; total: number }>(
-        "select count(*) filter (where state = 'pending')::int as pending, count(*)::int as total from delivery where notification_id = $1",
+      body: JSON.stringify({ title: "warm-up", topic: "warm-up" }),
+    }).then((r) => r.arrayBuffer());
+    for (const round of ["new", "kept-alive"]) {
+      const apnsBefore = apns.received.length;
+      const t0 = performance.now();
+      const fanRes = await fetch(`${url}/v1/notify`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ title: `fan-out (${round})`, topic: "fanout" }),
+      });
+      const fanId = ((await fanRes.json()) as { id: string }).id;
+      let fanMs = Number.NaN;
+      for (let i = 0; i < 6000; i++) {
+        const { rows: r } = await db.query<{ pending: number; total: number }>(
+          "select count(*) filter (where state = 'pending')::int as pending, count(*)::int as total from delivery where notification_id = $1",
+          [fanId],
+        );
+        if (r[0] && r[0].total === fanDevices && r[0].pending === 0) {
+          fanMs = performance.now() - t0;
+          break;
+        }
+        await new Promise((res) => setTimeout(res, 5));
+      }
+      const { rows: states } = await db.query<{ state: string; n: number }>(
+        "select state, count(*)::int as n from delivery where notification_id = $1 group by state",
         [fanId],
       );
-      if (r[0] && r[0].total === fanDevices && r[0].pending === 0) {
-        fanMs = performance.now() - t0;
-        break;
-      }
-      await new Promise((res) => setTimeout(res, 10));
+      const { rows: perPlatform } = await db.query(
+        `select d.platform, count(*)::int as n, max(d.attempts)::int as max_attempts,
+              round(extract(epoch from min(d.sent_at) - n.created_at) * 1000)::int as first_sent_ms,
+              round(extract(epoch from max(d.sent_at) - n.created_at) * 1000)::int as last_sent_ms,
+              round(extract(epoch from min(d.created_at) - n.created_at) * 1000)::int as fanned_out_ms
+         from delivery d join notification n on n.id = d.notification_id
+        where d.notification_id = $1 group by d.platform, n.created_at`,
+        [fanId],
+      );
+      log(`    per platform: ${JSON.stringify(perPlatform)}`);
+      record(
+        `fan-out to ${fanDevices} devices, ${round} provider connections`,
+        `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}; APNs fake saw ${apns.received.length - apnsBefore})`,
+        { ms: fanMs, states },
+      );
     }
-    const { rows: states } = await db.query<{ state: string; n: number }>(
-      "select state, count(*)::int as n from delivery where notification_id = $1 group by state",
-      [fanId],
-    );
-    const { rows: perPlatform } = await db.query(
-      `select d.platform, count(*)::int as n, max(d.attempts)::int as max_attempts,
-            round(extract(epoch from min(d.sent_at) - n.created_at) * 1000)::int as first_sent_ms,
-            round(extract(epoch from max(d.sent_at) - n.created_at) * 1000)::int as last_sent_ms,
-            round(extract(epoch from min(d.created_at) - n.created_at) * 1000)::int as fanned_out_ms
-       from delivery d join notification n on n.id = d.notification_id
-      where d.notification_id = $1 group by d.platform, n.created_at`,
-      [fanId],
-    );
-    log(`    per platform: ${JSON.stringify(perPlatform)}`);
-    record(
-      `fan-out to ${fanDevices} devices`,
-      `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}; APNs fake saw ${apns.received.length - apnsBefore})`,
-      { ms: fanMs, states },
-    );
 
     const thread = new Worker(new URL("./apns-thread.ts", import.meta.url));
     const remote = await new Promise<{

@@ -65,6 +65,10 @@ export function createApnsSender(opts: ApnsOptions): Sender {
     connections: 4,
     pipelining: 100,
     maxConcurrentStreams: 100,
+    // Apple asks providers to keep connections open across notifications; undici would close
+    // an idle one after 4 s, so nearly every fan-out would open new TLS connections.
+    keepAliveTimeout: 10 * 60_000,
+    keepAliveMaxTimeout: 60 * 60_000,
     ...(opts.endpoint?.ca ? { connect: { ca: opts.endpoint.ca } } : {}),
   });
   return {
