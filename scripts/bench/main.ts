@@ -7,7 +7,7 @@
  *   npm run bench                 full run (a few minutes)
  *   npm run bench -- --smoke      seconds-long run that only checks the benchmark works (CI)
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   closeSync,
   fdatasyncSync,
@@ -21,6 +21,7 @@ import {
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import autocannon from "autocannon";
@@ -29,7 +30,7 @@ import pg from "pg";
 import webpush from "web-push";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
-import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { NotifyRequestSchema, NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
@@ -165,6 +166,78 @@ async function cleanup() {
   rmSync(work, { recursive: true, force: true });
 }
 
+/**
+ * gRPC (10 connections × 10 streams) and REST over HTTP/1.1 (50 connections) at full speed with
+ * h2load (nghttp2), when it is installed; it is optional, so the row says how to get it.
+ */
+function h2loadMax(): { result: string; data: unknown } {
+  if (spawnSync("h2load", ["--version"]).status !== 0) {
+    return {
+      result: "skipped: h2load is not installed (apt-get install nghttp2-client)",
+      data: null,
+    };
+  }
+  const message = toBinary(
+    NotifyRequestSchema,
+    create(NotifyRequestSchema, { title: "Deploy finished", priority: "high", topic: "bench" }),
+  );
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  const grpcBody = join(work, "notify.grpc");
+  writeFileSync(grpcBody, frame);
+  const restBody = join(work, "notify.json");
+  writeFileSync(
+    restBody,
+    JSON.stringify({ title: "Deploy finished", priority: "high", topic: "bench" }),
+  );
+  const run = (args: string[]) => {
+    const out = execFileSync(
+      "h2load",
+      ["-D", String(secs(10)), "-H", `authorization: ${auth.authorization}`, ...args],
+      { encoding: "utf8" },
+    );
+    const rate = Number(/finished in [\d.]+s, ([\d.]+) req\/s/.exec(out)?.[1]);
+    const codes = /status codes: \d+ 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+    const failed = /(\d+) failed, (\d+) errored/.exec(out);
+    const errors = [codes?.[1], codes?.[2], codes?.[3], failed?.[2]].reduce(
+      (sum, n) => sum + Number(n ?? 0),
+      0,
+    );
+    const mean = /time for request:\s+\S+\s+\S+\s+(\S+)/.exec(out)?.[1];
+    return { perSecond: Math.round(rate), errors, meanLatency: mean };
+  };
+  const grpc = run([
+    "-c",
+    "10",
+    "-m",
+    "10",
+    "-d",
+    grpcBody,
+    "-H",
+    "content-type: application/grpc",
+    "-H",
+    "te: trailers",
+    `${url}/herald.v1.NotifyService/Notify`,
+  ]);
+  const rest = run([
+    "--h1",
+    "-c",
+    "50",
+    "-m",
+    "1",
+    "-d",
+    restBody,
+    "-H",
+    "content-type: application/json",
+    `${url}/v1/notify`,
+  ]);
+  return {
+    result: `gRPC ${grpc.perSecond}/s (mean ${grpc.meanLatency}, errors ${grpc.errors}), REST ${rest.perSecond}/s (mean ${rest.meanLatency}, errors ${rest.errors})`,
+    data: { grpc, rest },
+  };
+}
+
 let restMax = Number.NaN;
 try {
   if (want(1)) {
@@ -246,6 +319,10 @@ try {
       const s = await drive(call, { seconds: secs(10), concurrency: 50 });
       record(`${name} publish, maximum (50 concurrent)`, fmt(s), s);
     }
+    // The generated client costs CPU on the cores the server uses, more than autocannon does.
+    // To compare the server's gRPC and REST paths alone, one C load generator drives both.
+    const h2 = h2loadMax();
+    record("gRPC vs REST, maximum, both driven by h2load", h2.result, h2.data);
   }
   if (want(3)) {
     // --- 3. end to end: publish → stream device ---------------------------------------------
