@@ -61,23 +61,29 @@ afterAll(async () => {
   await new Promise((r) => proxy.close(r));
 });
 
-function h2Request(p: number, path: string, body: string): Promise<string> {
+/** One POST on an HTTP/2 session; resolves with the response body. */
+function h2Call(session: http2.ClientHttp2Session, path: string, body: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect(`http://127.0.0.1:${p}`);
-    session.on("error", reject);
     const req = session.request({ ":method": "POST", ":path": path });
     let out = "";
     req.setEncoding("utf8");
     req.on("data", (c: string) => {
       out += c;
     });
-    req.on("end", () => {
-      session.close();
-      resolve(out);
-    });
+    req.on("end", () => resolve(out));
     req.on("error", reject);
     req.end(body);
   });
+}
+
+async function h2Request(p: number, path: string, body: string): Promise<string> {
+  const session = http2.connect(`http://127.0.0.1:${p}`);
+  const failed = new Promise<never>((_, reject) => session.once("error", reject));
+  try {
+    return await Promise.race([h2Call(session, path, body), failed]);
+  } finally {
+    session.close();
+  }
 }
 
 function h1Request(p: number, path: string, body: string): Promise<string> {
@@ -99,22 +105,9 @@ describe("one port for HTTP/1.1 and h2c", () => {
   it("serves both, many requests on one HTTP/2 session", async () => {
     expect(await h1Request(port, "/a", "one")).toBe("1.1 POST /a one");
     const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.once("error", (err) => expect.fail(String(err)));
     const bodies = await Promise.all(
-      Array.from(
-        { length: 50 },
-        (_, i) =>
-          new Promise<string>((resolve, reject) => {
-            const req = session.request({ ":method": "POST", ":path": `/s${i}` });
-            let out = "";
-            req.setEncoding("utf8");
-            req.on("data", (c: string) => {
-              out += c;
-            });
-            req.on("end", () => resolve(out));
-            req.on("error", reject);
-            req.end(`body ${i}`);
-          }),
-      ),
+      Array.from({ length: 50 }, (_, i) => h2Call(session, `/s${i}`, `body ${i}`)),
     );
     session.close();
     expect(bodies).toEqual(Array.from({ length: 50 }, (_, i) => `2.0 POST /s${i} body ${i}`));
