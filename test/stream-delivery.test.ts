@@ -175,7 +175,12 @@ describe("status per device", () => {
           headers: { authorization: `Bearer ${token}` },
         }),
       );
-    const sent = await get();
+    // The stream marks what it writes while writing it: allow that commit a moment.
+    let sent = await get();
+    for (let i = 0; i < 100 && sent.status === "delivering"; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      sent = await get();
+    }
     expect(sent.status, JSON.stringify(sent)).toBe("delivered");
     expect(sent.deliveries).toMatchObject({ total: 1, sent: 1, pending: 0 });
     expect(sent.device_deliveries).toEqual([

@@ -76,12 +76,16 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             if (sent.size > 10_000) sent.clear();
             for (const id of batch) sent.add(id);
             const rows = await notifications.byIds(batch);
-            await deliveries.markStreamed(device.id, batch);
+            // Marked `sent` while they are written, not before: no commit stands between a
+            // publish and the device. The mark runs to the end even if the stream closes now.
+            const marking = deliveries.markStreamed(device.id, batch);
+            marking.catch(() => {});
             for (const row of rows) {
               yield create(SubscribeResponseSchema, {
                 event: { case: "notification", value: notificationToProto(row) },
               });
             }
+            await marking;
             continue;
           }
           const timedOut = await new Promise<boolean>((resolve) => {
