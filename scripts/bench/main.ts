@@ -238,6 +238,24 @@ function h2loadMax(): { result: string; data: unknown } {
   };
 }
 
+/**
+ * Waits until the delivery worker has fanned out everything earlier scenarios published, so
+ * that a latency scenario does not queue behind their backlog; says how long that took.
+ */
+async function quiesce(): Promise<void> {
+  const t0 = performance.now();
+  for (let i = 0; i < 600; i++) {
+    const { rows } = await db.query<{ n: number }>(
+      "select count(*)::int as n from notification where status = 'queued'",
+    );
+    if (rows[0]?.n === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ms = Math.round(performance.now() - t0);
+  if (ms > 200)
+    log(`    (waited ${ms} ms for the worker to fan out earlier scenarios' notifications)`);
+}
+
 let restMax = Number.NaN;
 try {
   if (want(1)) {
@@ -327,6 +345,7 @@ try {
   if (want(3)) {
     // --- 3. end to end: publish → stream device ---------------------------------------------
     log("3. end to end: publish → stream device");
+    await quiesce();
     const devices = createClient(
       DeviceService,
       createConnectTransport({ baseUrl: url, httpVersion: "1.1" }),
@@ -380,6 +399,7 @@ try {
   if (want(4)) {
     // --- 4. fan-out to 1,000 devices ---------------------------------------------------------
     log("4. fan-out to 1,000 devices across fake APNs, FCM and Web Push");
+    await quiesce();
     const fanDevices = smoke ? 30 : 1000;
     const [{ account_id: accountId }] = (
       await db.query<{ account_id: string }>(
