@@ -50,6 +50,7 @@ import { DeviceLoginStore } from "./store/device-logins.ts";
 import { DeviceStore } from "./store/devices.ts";
 import { KeyStore } from "./store/keys.ts";
 import { NotificationStore } from "./store/notifications.ts";
+import { RetentionStore } from "./store/retention.ts";
 import { UsageStore } from "./store/usage.ts";
 
 export interface AppDeps {
@@ -217,11 +218,32 @@ export async function buildApp({
   app.addHook("preClose", async () => {
     setTimeout(() => shutdown.abort(), config.shutdownGraceMs).unref();
   });
+  // Retention runs where the worker runs: shortly after start, then every hour.
+  const retention = new RetentionStore(orm);
+  let purging: Promise<void> | undefined;
+  const purge = () => {
+    purging ??= retention
+      .purge(config.retentionDays)
+      .then((purged) => {
+        if (purged.notifications + purged.idempotencyRecords > 0)
+          app.log.info({ ...purged, retention_days: config.retentionDays }, "retention purge");
+      })
+      .catch((err: unknown) => app.log.warn({ err }, "retention purge failed"))
+      .finally(() => {
+        purging = undefined;
+      });
+  };
+  const purgeTimers: NodeJS.Timeout[] = [];
   app.addHook("onReady", async () => {
     await hub.start();
-    if (config.workerEnabled) worker.start();
+    if (config.workerEnabled) {
+      worker.start();
+      purgeTimers.push(setTimeout(purge, 10_000).unref(), setInterval(purge, 3_600_000).unref());
+    }
   });
   app.addHook("onClose", async () => {
+    for (const t of purgeTimers) clearTimeout(t);
+    await purging;
     await worker.stop();
     await hub.close();
     await Promise.all(senders.map((s) => s.close()));

@@ -52,6 +52,8 @@ export interface Config {
   deliveryLeaseSeconds: number;
   /** Push sends a worker keeps outstanding at once (a slow provider never blocks the others). */
   deliveryConcurrency: number;
+  /** Notifications older than this many days are deleted (with their deliveries). */
+  retentionDays: number;
   /** Whether this process runs a delivery worker (HERALD_WORKER=0 for API-only processes). */
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
@@ -91,6 +93,7 @@ export function loadConfig(env: Env = process.env): Config {
     signupEnabled: env.HERALD_SIGNUP !== "0",
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
+    retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),
     deliveryConcurrency: int(env, "HERALD_DELIVERY_CONCURRENCY", 2000, 1, 100_000),
     monthlyQuota: int(env, "HERALD_MONTHLY_QUOTA", 10_000, 0, 2_000_000_000),

@@ -78,10 +78,18 @@ export class UsageStore {
   }
 
   async #count(accountId: string, monthStart: number): Promise<number> {
+    // What the retention purge deleted of this month still counts (usage_purged).
     const rows = await this.#orm.em.getConnection().execute<{ n: string | number }[]>(
-      `select count(*) as n from notification n join project p on p.id = n.project_id
-        where p.account_id = ? and n.id >= ?::uuid`,
-      [accountId, uuidv7Floor(monthStart)],
+      `select (select count(*) from notification n join project p on p.id = n.project_id
+                where p.account_id = ? and n.id >= ?::uuid)
+            + coalesce((select notifications from usage_purged
+                         where account_id = ? and month = ?::date), 0) as n`,
+      [
+        accountId,
+        uuidv7Floor(monthStart),
+        accountId,
+        new Date(monthStart).toISOString().slice(0, 10),
+      ],
     );
     return Number(rows[0]?.n ?? 0);
   }

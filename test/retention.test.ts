@@ -1,0 +1,120 @@
+/**
+ * Retention: notifications older than the retention period go, with their deliveries; expired
+ * idempotency records go; what is kept stays; and the month's quota still counts what went.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { uuidv7 } from "../src/domain/ids.ts";
+import { RetentionStore } from "../src/store/retention.ts";
+import { UsageStore } from "../src/store/usage.ts";
+import { sql } from "./helpers/db.ts";
+import { body } from "./helpers/http.ts";
+import { notify, startServer, type TestServer } from "./helpers/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ workerEnabled: false });
+});
+afterAll(async () => server.close());
+
+const day = 86_400_000;
+
+async function notificationAt(at: Date): Promise<string> {
+  const id = uuidv7(at.getTime());
+  await sql(
+    server.databaseUrl,
+    `insert into notification (id, project_id, topic, title, message, priority, status, created_at)
+     values ($1, $2, 'old', 'from the past', '', 'normal', 'delivered', $3)`,
+    [id, server.projectId, at],
+  );
+  return id;
+}
+
+describe("retention", () => {
+  it("deletes notifications past the retention period, keeps the rest, and still counts them in the quota", async () => {
+    const now = new Date();
+    const old1 = await notificationAt(new Date(now.getTime() - 31 * day));
+    const old2 = await notificationAt(new Date(now.getTime() - 40 * day));
+    const kept = await notificationAt(new Date(now.getTime() - 29 * day));
+    const [device] = await sql<{ id: string }>(
+      server.databaseUrl,
+      `insert into device (id, account_id, name, platform, credential_digest, credential_prefix)
+       select $1, account_id, 'retention phone', 'stream', $2, 'hd_ret' from project where id = $3
+       returning id`,
+      [uuidv7(), Buffer.alloc(32, 7), server.projectId],
+    );
+    await sql(
+      server.databaseUrl,
+      "insert into delivery (notification_id, device_id, platform, state) values ($1, $2, 'stream', 'sent'), ($3, $2, 'stream', 'sent')",
+      [old1, device?.id, kept],
+    );
+    const [{ account_id: accountId }] = (await sql<{ account_id: string }>(
+      server.databaseUrl,
+      "select account_id from project where id = $1",
+      [server.projectId],
+    )) as [{ account_id: string }];
+    // The months of the two old ones (the same month or two), counted before the purge.
+    const months = [new Date(now.getTime() - 31 * day), new Date(now.getTime() - 40 * day)];
+    const counts = async () =>
+      Promise.all(months.map((m) => new UsageStore(server.orm).used(accountId, m)));
+    const beforePurge = await counts();
+    expect(beforePurge.every((n) => n >= 1)).toBe(true);
+
+    const purged = await new RetentionStore(server.orm).purge(30, now);
+    expect(purged.notifications).toBe(2);
+    const left = await sql<{ id: string }>(
+      server.databaseUrl,
+      "select id from notification where id = any($1::uuid[]) order by id",
+      [[old1, old2, kept]],
+    );
+    expect(left.map((r) => r.id)).toEqual([kept]);
+    const deliveries = await sql<{ notification_id: string }>(
+      server.databaseUrl,
+      "select notification_id from delivery where device_id = $1",
+      [device?.id],
+    );
+    expect(deliveries.map((d) => d.notification_id)).toEqual([kept]);
+    // Those months' counts, from a fresh cache: the purged rows still count.
+    expect(await counts()).toEqual(beforePurge);
+    // And a second purge finds nothing more.
+    expect((await new RetentionStore(server.orm).purge(30, now)).notifications).toBe(0);
+    // The API no longer knows the purged notification.
+    const gone = await fetch(`${server.url}/v1/notifications/${old1}`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    expect(gone.status).toBe(404);
+  });
+
+  it("deletes expired idempotency records, so their key can be used afresh", async () => {
+    const first = await notify(server, { title: "once" }, { "idempotency-key": "retention-key" });
+    expect(first.status).toBe(202);
+    const live = await notify(server, { title: "live" }, { "idempotency-key": "still-live" });
+    expect(live.status).toBe(202);
+    await sql(
+      server.databaseUrl,
+      "update idempotency_record set expires_at = now() - interval '1 minute' where key = 'retention-key'",
+    );
+    const purged = await new RetentionStore(server.orm).purge(30);
+    expect(purged.idempotencyRecords).toBe(1);
+    const keys = await sql<{ key: string }>(
+      server.databaseUrl,
+      "select key from idempotency_record where key in ('retention-key', 'still-live') order by key",
+    );
+    expect(keys.map((k) => k.key)).toEqual(["still-live"]);
+    const again = await notify(
+      server,
+      { title: "a new one" },
+      { "idempotency-key": "retention-key" },
+    );
+    expect(again.status).toBe(202);
+    expect(again.json.id).not.toBe(first.json.id);
+    expect(
+      (
+        await body(
+          await fetch(`${server.url}/v1/notifications/${first.json.id}`, {
+            headers: { authorization: `Bearer ${server.apiKey}` },
+          }),
+        )
+      ).id,
+    ).toBe(first.json.id);
+  });
+});
