@@ -114,8 +114,32 @@ export async function buildApp({
   app.addHook("onRequest", async (req, reply) => {
     reply.header("request-id", req.id);
   });
+  // Every route's method and path pattern, so that a known path called with another method is
+  // 405 with `Allow` rather than 404.
+  const routes: { method: string; pattern: RegExp }[] = [];
+  app.addHook("onRoute", (route) => {
+    const pattern = new RegExp(
+      `^${route.url
+        .split("/")
+        .map((part) =>
+          part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+        )
+        .join("/")}$`,
+    );
+    for (const method of [route.method].flat()) routes.push({ method, pattern });
+  });
   app.setNotFoundHandler(async (req, reply) => {
-    const p = problemOf("not_found", `no route for ${req.method} ${req.url}`, req.id);
+    const path = req.url.split("?")[0] ?? "";
+    const allow = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    const p =
+      allow.length > 0
+        ? problemOf(
+            "method_not_allowed",
+            `${path} does not take ${req.method}; it takes ${allow.join(", ")}`,
+            req.id,
+          )
+        : problemOf("not_found", `no route for ${req.method} ${req.url}`, req.id);
+    if (allow.length > 0) reply.header("allow", allow.join(", "));
     return reply.code(p.status).type("application/problem+json").send(JSON.stringify(p.body));
   });
   app.setErrorHandler(async (err: Error & { statusCode?: number; code?: string }, req, reply) => {

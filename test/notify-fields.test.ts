@@ -274,3 +274,31 @@ describe("the 202 answer", () => {
     expect(rows).toEqual([{ title: "Deploy finished", topic: "deploys" }]);
   });
 });
+
+describe("methods and paths", () => {
+  it("answers 405 with Allow for a known path and another method, 404 for an unknown path", async () => {
+    const auth = { authorization: `Bearer ${server.apiKey}` };
+    const get = await fetch(`${server.url}/v1/notify`, { headers: auth });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+    expect(get.headers.get("content-type")).toContain("application/problem+json");
+    expect((await body(get)).code).toBe("method_not_allowed");
+
+    const del = await fetch(`${server.url}/v1/notifications/0190c0de-0000-7000-8000-000000000000`, {
+      method: "DELETE",
+      headers: auth,
+    });
+    expect(del.status).toBe(405);
+    expect(del.headers.get("allow")?.split(", ")).toContain("GET");
+    await del.arrayBuffer();
+
+    const rpc = await fetch(`${server.url}/herald.v1.NotifyService/Notify`, { method: "PUT" });
+    expect(rpc.status).toBe(405);
+    expect(rpc.headers.get("allow")).toBe("POST");
+    await rpc.arrayBuffer();
+
+    const unknown = await fetch(`${server.url}/v1/nothing-here`, { headers: auth });
+    expect(unknown.status).toBe(404);
+    expect((await body(unknown)).code).toBe("not_found");
+  });
+});
