@@ -84,6 +84,14 @@ export async function buildApp({
     // One line per call comes from the logging interceptor instead.
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: "idle",
+    // A hop count trusts that many proxies nearest to us (what proxy-addr does for a number).
+    trustProxy:
+      typeof config.trustProxy === "number"
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(config.trustProxy)
+        : config.trustProxy,
     return503OnClosing: true,
   });
 

@@ -54,6 +54,12 @@ export interface Config {
   deliveryConcurrency: number;
   /** Notifications older than this many days are deleted (with their deliveries). */
   retentionDays: number;
+  /**
+   * Which proxies' `X-Forwarded-For` to believe for the client address (login limits, logs):
+   * false (none: the peer address counts), a number of hops, or a comma list of addresses and
+   * CIDR ranges (HERALD_TRUST_PROXY).
+   */
+  trustProxy: false | number | string;
   /** Whether this process runs a delivery worker (HERALD_WORKER=0 for API-only processes). */
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
@@ -61,6 +67,19 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+function trustProxy(value: string | undefined): false | number | string {
+  const v = value?.trim() ?? "";
+  if (v === "") return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  // Trusting every proxy would let any client choose its address (and escape its limits).
+  if (v === "true" || v === "*") {
+    throw new Error(
+      "HERALD_TRUST_PROXY must name the proxies (addresses, CIDR ranges) or a hop count",
+    );
+  }
+  return v;
+}
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -94,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
+    trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),
     deliveryConcurrency: int(env, "HERALD_DELIVERY_CONCURRENCY", 2000, 1, 100_000),
     monthlyQuota: int(env, "HERALD_MONTHLY_QUOTA", 10_000, 0, 2_000_000_000),
