@@ -196,18 +196,18 @@ describe("Web Push", () => {
   it("holds up nothing else while a push service does not answer", async () => {
     const acct = await account(server, "wp-slow@example.com");
     const { sub } = await browser(server, acct);
-    fake.hold(4000);
+    fake.hold(6000);
     try {
       const auth = { authorization: `Bearer ${acct.token}` };
       const first = await notify(server, { title: "first, unanswered" }, auth);
       const pushed = (id: string) =>
         fake.received.some((r) => r.subscription === sub.id && r.payload.id === id);
-      for (let i = 0; i < 100 && !pushed(first.json.id); i++)
+      for (let i = 0; i < 150 && !pushed(first.json.id); i++)
         await new Promise((r) => setTimeout(r, 20));
       expect(pushed(first.json.id)).toBe(true);
       // The first push is still waiting for its answer; the next notification goes out anyway.
       const second = await notify(server, { title: "second" }, auth);
-      for (let i = 0; i < 100 && !pushed(second.json.id); i++)
+      for (let i = 0; i < 150 && !pushed(second.json.id); i++)
         await new Promise((r) => setTimeout(r, 20));
       expect(pushed(second.json.id)).toBe(true);
       const n = await body(
