@@ -257,7 +257,7 @@ export async function buildApp({
     purging ??= retention
       .purge(config.retentionDays)
       .then((purged) => {
-        if (purged.notifications + purged.idempotencyRecords > 0)
+        if (purged.notifications + purged.idempotencyRecords + purged.deviceLogins > 0)
           app.log.info({ ...purged, retention_days: config.retentionDays }, "retention purge");
       })
       .catch((err: unknown) => app.log.warn({ err }, "retention purge failed"))

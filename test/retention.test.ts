@@ -117,4 +117,23 @@ describe("retention", () => {
       ).id,
     ).toBe(first.json.id);
   });
+  it("deletes device logins an hour past their expiry; polling them still says expired_token", async () => {
+    const start = await body(
+      await fetch(`${server.url}/v1/auth/device`, { method: "POST", body: "{}" }),
+    );
+    expect(start.device_code).toBeTruthy();
+    await sql(
+      server.databaseUrl,
+      "update device_login set expires_at = now() - interval '2 hours'",
+    );
+    const purged = await new RetentionStore(server.orm).purge(30);
+    expect(purged.deviceLogins).toBeGreaterThanOrEqual(1);
+    expect(await sql(server.databaseUrl, "select 1 from device_login")).toHaveLength(0);
+    const poll = await fetch(`${server.url}/v1/auth/device/token`, {
+      method: "POST",
+      body: JSON.stringify({ device_code: start.device_code }),
+    });
+    expect(poll.status).toBe(200);
+    expect((await body(poll)).status).toBe("expired_token");
+  });
 });

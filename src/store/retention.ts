@@ -1,6 +1,6 @@
 /**
  * Retention: notifications (with their deliveries) are deleted once older than the retention
- * period, and idempotency records once expired (24 hours). Deletes go in batches of a few
+ * period, idempotency records once expired (24 hours), device logins an hour after expiring. Deletes go in batches of a few
  * thousand rows, each its own short statement, so a purge never holds locks for long; several
  * processes may purge at once (rows are taken with SKIP LOCKED).
  */
@@ -12,6 +12,7 @@ const batch = 5000;
 export interface Purged {
   notifications: number;
   idempotencyRecords: number;
+  deviceLogins: number;
 }
 
 export class RetentionStore {
@@ -49,7 +50,15 @@ export class RetentionStore {
       idempotencyRecords += n;
       if (n < batch) break;
     }
-    return { notifications, idempotencyRecords };
+    // Device logins an hour past their expiry: polling answers `expired_token` with or without
+    // the row, and its user code becomes free for new logins.
+    const logins = await this.#db.execute<{ n: string | number }[]>(
+      `with gone as (
+         delete from device_login where expires_at < ? returning 1
+       ) select count(*) as n from gone`,
+      [new Date(now.getTime() - 3_600_000)],
+    );
+    return { notifications, idempotencyRecords, deviceLogins: Number(logins[0]?.n ?? 0) };
   }
 
   /**
