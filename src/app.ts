@@ -71,6 +71,7 @@ export async function buildApp({
   logger,
 }: AppDeps): Promise<FastifyInstance> {
   const shutdown = new AbortController();
+  const trust = config.trustProxy;
   const app = Fastify({
     logger: logger ?? { level: config.logLevel },
     // One port, HTTP/1.1 and h2c. Fastify's types know one server kind at a time; both kinds of
@@ -85,13 +86,7 @@ export async function buildApp({
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: "idle",
     // A hop count trusts that many proxies nearest to us (what proxy-addr does for a number).
-    trustProxy:
-      typeof config.trustProxy === "number"
-        ? (
-            (hops: number) => (_address: string, hop: number) =>
-              hop < hops
-          )(config.trustProxy)
-        : config.trustProxy,
+    trustProxy: typeof trust === "number" ? (_address: string, hop: number) => hop < trust : trust,
     return503OnClosing: true,
   });
 

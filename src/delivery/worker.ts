@@ -73,11 +73,6 @@ export class DeliveryWorker {
     this.#stopped = true;
     this.#wake?.();
     await this.#running;
-    await this.idle();
-  }
-
-  /** Resolves when no send is outstanding. Exposed for tests. */
-  async idle(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
   }
 
@@ -130,12 +125,13 @@ export class DeliveryWorker {
       this.#track(this.#deliver(due[i] as DueDelivery));
       if (i % 25 === 24) await new Promise((r) => setImmediate(r));
     }
+    const t4 = performance.now();
     if (Date.now() - this.#lastSweep > 5_000) {
       this.#lastSweep = Date.now();
       await this.#o.store.expireStreamDeliveries();
     }
-    const t4 = performance.now();
-    if (t4 - t0 > 1_000) {
+    const t5 = performance.now();
+    if (t5 - t0 > 1_000) {
       const ms = (a: number, b: number) => Math.round(b - a);
       this.#o.log.warn(
         {
@@ -144,7 +140,8 @@ export class DeliveryWorker {
           in_flight: this.#inFlight.size,
           fan_out_ms: ms(t0, t1),
           claim_ms: ms(t1, t3),
-          sweep_ms: ms(t3, t4),
+          start_sends_ms: ms(t3, t4),
+          sweep_ms: ms(t4, t5),
         },
         "slow delivery round",
       );
