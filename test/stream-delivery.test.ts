@@ -7,6 +7,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../gen/herald/v1/inbox_service_pb.ts";
+import { sql } from "./helpers/db.ts";
 import { body, failure } from "./helpers/http.ts";
 import {
   addProjectWithKey,
@@ -294,6 +295,47 @@ describe("test notifications from the owner", () => {
       last_error: "APNs is not configured",
     });
   });
+});
+
+describe("a database that drops every connection (a restart, as clients see it)", () => {
+  it("loses nothing: live delivery resumes and what was published meanwhile arrives", async () => {
+    const dev = await streamDevice("survivor", ["survive"]);
+    const s = listen(server.url, dev.credential);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await notify(server, { title: "before the drop", topic: "survive" })).status).toBe(202);
+    await s.until(() => s.titles.includes("before the drop"));
+    expect(s.titles).toContain("before the drop");
+
+    const dropped = await sql<{ n: number }>(
+      server.databaseUrl,
+      `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid()`,
+    );
+    expect(dropped[0]?.n).toBeGreaterThan(0);
+    // Published at once, before the stream hub can LISTEN again: its NOTIFY reaches no one, so
+    // only the catch-up after the reconnect can bring it. A client retries a failed publish with
+    // its idempotency key; nothing is published twice.
+    let published = await notify(
+      server,
+      { title: "during the drop", topic: "survive" },
+      { "idempotency-key": "drop-1" },
+    );
+    for (let i = 0; i < 20 && published.status >= 500; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      published = await notify(
+        server,
+        { title: "during the drop", topic: "survive" },
+        { "idempotency-key": "drop-1" },
+      );
+    }
+    expect([200, 202]).toContain(published.status);
+    await s.until(() => s.titles.includes("during the drop"), 15_000);
+    expect(s.titles.filter((t) => t === "during the drop")).toHaveLength(1);
+    expect((await notify(server, { title: "after the drop", topic: "survive" })).status).toBe(202);
+    await s.until(() => s.titles.includes("after the drop"));
+    expect(s.titles).toContain("after the drop");
+    await s.stop();
+  }, 30_000);
 });
 
 describe("large fan-out batches", () => {

@@ -261,6 +261,18 @@ export class DeliveryStore {
     return rows.map((r) => r.notification_id);
   }
 
+  /** A stream device's deliveries still pending after `minAgeMs`, oldest first. */
+  async pendingStream(deviceId: string, minAgeMs: number): Promise<string[]> {
+    const rows = await this.#db.execute<{ notification_id: string }[]>(
+      `select notification_id from delivery
+        where device_id = ? and state = 'pending' and platform = 'stream'
+          and created_at <= now() - make_interval(secs => ?)
+        order by notification_id limit 500`,
+      [deviceId, minAgeMs / 1000],
+    );
+    return rows.map((r) => r.notification_id);
+  }
+
   async forNotification(notificationId: string): Promise<DeviceDeliveryRow[]> {
     const rows = await this.#db.execute<Record<string, unknown>[]>(
       `select d.device_id, v.name as device_name, d.platform, d.state, d.attempts, d.last_error,

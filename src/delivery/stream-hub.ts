@@ -17,6 +17,8 @@ export class StreamHub {
   readonly #subscribers = new Map<string, Set<Listener>>();
   #client: pg.Client | undefined;
   #closed = false;
+  #reconnecting = false;
+  #sweep: NodeJS.Timeout | undefined;
 
   constructor(url: string, store: DeliveryStore, log: FastifyBaseLogger) {
     this.#url = url;
@@ -24,17 +26,60 @@ export class StreamHub {
     this.#log = log;
   }
 
+  /**
+   * LISTENs, and keeps doing so: a lost connection (a database restart) is reopened with
+   * backoff until it works. NOTIFYs sent meanwhile are lost, so after a reconnect, and every
+   * 30 s as a safety net, connected streams are handed whatever is still pending for them.
+   */
   async start(): Promise<void> {
+    await this.#connect();
+    this.#sweep = setInterval(() => void this.#catchUp(5_000), 30_000).unref();
+  }
+
+  async #connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.#url });
     client.on("notification", (msg) => void this.#dispatch(msg.payload));
     client.on("error", (err) => {
       this.#log.warn({ err }, "stream hub connection lost; reconnecting");
-      this.#client = undefined;
-      if (!this.#closed) setTimeout(() => void this.start().catch(() => {}), 1000).unref();
+      if (this.#client === client) this.#client = undefined;
+      client.end().catch(() => {});
+      this.#reconnect();
     });
     await client.connect();
     await client.query(`listen ${deliveryChannel}`);
     this.#client = client;
+  }
+
+  #reconnect(): void {
+    if (this.#closed || this.#reconnecting) return;
+    this.#reconnecting = true;
+    const attempt = (delayMs: number) => {
+      setTimeout(async () => {
+        if (this.#closed) return;
+        try {
+          await this.#connect();
+          this.#reconnecting = false;
+          this.#log.info("stream hub reconnected");
+          await this.#catchUp(0);
+        } catch (err) {
+          this.#log.warn({ err }, "stream hub reconnect failed; trying again");
+          attempt(Math.min(delayMs * 2, 10_000));
+        }
+      }, delayMs).unref();
+    };
+    attempt(1_000);
+  }
+
+  /** Hands each connected stream its deliveries still pending for at least `minAgeMs`. */
+  async #catchUp(minAgeMs: number): Promise<void> {
+    for (const [deviceId, listeners] of this.#subscribers) {
+      try {
+        const ids = await this.#store.pendingStream(deviceId, minAgeMs);
+        if (ids.length > 0) for (const l of listeners) l(ids);
+      } catch (err) {
+        this.#log.warn({ err, device_id: deviceId }, "stream catch-up failed");
+      }
+    }
   }
 
   /**
@@ -80,6 +125,7 @@ export class StreamHub {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#sweep);
     await this.#client?.end();
     this.#client = undefined;
   }
