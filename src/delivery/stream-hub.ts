@@ -72,14 +72,7 @@ export class StreamHub {
 
   /** Hands each connected stream its deliveries still pending for at least `minAgeMs`. */
   async #catchUp(minAgeMs: number): Promise<void> {
-    for (const [deviceId, listeners] of this.#subscribers) {
-      try {
-        const ids = await this.#store.pendingStream(deviceId, minAgeMs);
-        if (ids.length > 0) for (const l of listeners) l(ids);
-      } catch (err) {
-        this.#log.warn({ err, device_id: deviceId }, "stream catch-up failed");
-      }
-    }
+    await this.#handEach((deviceId) => this.#store.pendingStream(deviceId, minAgeMs));
   }
 
   /**
@@ -113,12 +106,17 @@ export class StreamHub {
   async #dispatch(payload: string | undefined): Promise<void> {
     if (!payload || this.#subscribers.size === 0) return;
     const ids = JSON.parse(payload) as string[];
+    await this.#handEach((deviceId) => this.#store.streamBacklog(deviceId, { ids }));
+  }
+
+  /** For each connected device, its notification ids by `find`, handed to its streams. */
+  async #handEach(find: (deviceId: string) => Promise<string[]>): Promise<void> {
     for (const [deviceId, listeners] of this.#subscribers) {
       try {
-        const mine = await this.#store.streamBacklog(deviceId, { ids });
+        const mine = await find(deviceId);
         if (mine.length > 0) for (const l of listeners) l(mine);
       } catch (err) {
-        this.#log.warn({ err, device_id: deviceId }, "stream dispatch failed");
+        this.#log.warn({ err, device_id: deviceId }, "handing deliveries to a stream failed");
       }
     }
   }
