@@ -45,13 +45,12 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
 
   const dispatch = (socket: Socket, head: Buffer) => {
     socket.pause();
+    socket.unshift(head);
     if (head.subarray(0, preface.length).equals(preface)) {
       // The session takes over the socket's native handle, and first replays what is buffered
       // in JS (the peeked bytes, unshifted) on the next tick, before the handle reads more.
-      socket.unshift(head);
       h2.emit("connection", socket);
     } else {
-      socket.unshift(head);
       h1.emit("connection", socket);
       socket.resume();
     }

@@ -46,20 +46,19 @@ function build(msg: PushMessage, token: string, bundleId: string, preview: Previ
 }
 
 export function createApnsSender(opts: ApnsOptions): Sender {
+  const host = opts.sandbox ? "api.sandbox.push.apple.com" : "api.push.apple.com";
   const client = new ApnsClient({
     team: opts.teamId,
     keyId: opts.keyId,
     signingKey: opts.signingKey,
     defaultTopic: opts.bundleId,
-    host: opts.sandbox ? "api.sandbox.push.apple.com" : "api.push.apple.com",
+    host,
   });
   // apns2's own pool sends one request at a time per connection (undici's `pipelining: 1` holds
   // for HTTP/2 too), 32 at once in all. Ours multiplexes: a few connections, up to 100 streams
   // each (or fewer, if APNs' SETTINGS say so), so a fan-out is not sent 32 pushes at a time.
   // It also lets another origin be chosen (apns2 only takes a host, on port 443).
-  const origin =
-    opts.endpoint?.origin ??
-    `https://${opts.sandbox ? "api.sandbox.push.apple.com" : "api.push.apple.com"}:443`;
+  const origin = opts.endpoint?.origin ?? `https://${host}:443`;
   (client as unknown as { client: Pool }).client = new Pool(origin, {
     allowH2: true,
     connections: 4,
