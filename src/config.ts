@@ -20,7 +20,7 @@ export interface Config {
   dbPoolSize: number;
   /** Pino log level. */
   logLevel: string;
-  /** Largest accepted request body: the JSON of a maximal notification is far below it. */
+  /** Largest accepted request body (16 KiB): the JSON of a maximal notification is far below it. */
   bodyLimitBytes: number;
   /** How long an idempotency key is remembered (PRODUCT.md: 24 hours). */
   idempotencyTtlSeconds: number;
@@ -64,6 +64,28 @@ export interface Config {
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
   shutdownGraceMs: number;
+  /**
+   * How long an idle client connection is kept open. Above the 60 s idle timeout of common load
+   * balancers (AWS ALB), so that the balancer, not Herald, closes first and never reuses a
+   * connection Herald just closed.
+   */
+  keepAliveMs: number;
+  /** The bootstrap account of a first start (HERALD_OWNER_EMAIL, HERALD_OWNER_PASSWORD). */
+  owner: { email: string; password: string | undefined };
+  /**
+   * The push-token key ring from the environment (HERALD_TOKEN_KEYS, HERALD_TOKEN_INDEX_KEY),
+   * or undefined to use (and on first use generate) `<dataDir>/token-keys.json`.
+   */
+  pushTokenKeys: { keys: string; indexKey: string } | undefined;
+  /** Web Push's VAPID keys (undefined: `<dataDir>/vapid.json`) and contact subject. */
+  vapid: { publicKey: string; privateKey: string } | undefined;
+  vapidSubject: string;
+  /** APNs token authentication, or undefined when iOS pushes are not configured. */
+  apns:
+    | { keyFile: string; keyId: string; teamId: string; bundleId: string; sandbox: boolean }
+    | undefined;
+  /** FCM service account file, or undefined when Android pushes are not configured. */
+  fcmServiceAccountFile: string | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -89,6 +111,33 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function pushTokenKeys(env: Env): Config["pushTokenKeys"] {
+  if (!env.HERALD_TOKEN_KEYS) return undefined;
+  if (!env.HERALD_TOKEN_INDEX_KEY) {
+    throw new Error("HERALD_TOKEN_KEYS is set but HERALD_TOKEN_INDEX_KEY is not");
+  }
+  return { keys: env.HERALD_TOKEN_KEYS, indexKey: env.HERALD_TOKEN_INDEX_KEY };
+}
+
+function apns(env: Env): Config["apns"] {
+  const { HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_BUNDLE_ID } =
+    env;
+  if (
+    !HERALD_APNS_KEY_FILE ||
+    !HERALD_APNS_KEY_ID ||
+    !HERALD_APNS_TEAM_ID ||
+    !HERALD_APNS_BUNDLE_ID
+  )
+    return undefined;
+  return {
+    keyFile: HERALD_APNS_KEY_FILE,
+    keyId: HERALD_APNS_KEY_ID,
+    teamId: HERALD_APNS_TEAM_ID,
+    bundleId: HERALD_APNS_BUNDLE_ID,
+    sandbox: env.HERALD_APNS_ENV === "sandbox",
+  };
 }
 
 /** Reads the configuration; throws with the variable's name when a value is unusable. */
@@ -120,5 +169,18 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: env.HERALD_PUBLIC_URL || undefined,
     loginFailuresPerAccount: int(env, "HERALD_LOGIN_FAILURES_PER_ACCOUNT", 10, 1, 1000),
     loginFailuresPerAddress: int(env, "HERALD_LOGIN_FAILURES_PER_ADDRESS", 30, 1, 10000),
+    keepAliveMs: 72_000,
+    owner: {
+      email: env.HERALD_OWNER_EMAIL || "owner@localhost",
+      password: env.HERALD_OWNER_PASSWORD || undefined,
+    },
+    pushTokenKeys: pushTokenKeys(env),
+    vapid:
+      env.HERALD_VAPID_PUBLIC_KEY && env.HERALD_VAPID_PRIVATE_KEY
+        ? { publicKey: env.HERALD_VAPID_PUBLIC_KEY, privateKey: env.HERALD_VAPID_PRIVATE_KEY }
+        : undefined,
+    vapidSubject: env.HERALD_VAPID_SUBJECT || "mailto:owner@localhost",
+    apns: apns(env),
+    fcmServiceAccountFile: env.HERALD_FCM_SERVICE_ACCOUNT_FILE || undefined,
   };
 }

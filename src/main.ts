@@ -7,12 +7,12 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
-import { bootstrapIfEmpty } from "./bootstrap.ts";
 import { loadConfig } from "./config.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
 import { type Orm, openDatabase } from "./db/orm.ts";
-import { sendersFromEnv } from "./delivery/senders/index.ts";
-import { loadTokenKeyRing } from "./token-keys.ts";
+import { createSenders } from "./delivery/senders/index.ts";
+import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
+import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 
 const config = loadConfig();
 let embedded: EmbeddedDatabase | undefined;
@@ -44,24 +44,10 @@ async function start() {
     embedded = await startEmbeddedPostgres({ dir: config.dataDir, log: (l) => pgLog.write(l) });
     url = embedded.url;
   }
-  orm = await openDatabase({
-    url,
-    poolSize: config.dbPoolSize,
-    lockTimeoutMs: config.idempotencyWaitMs,
-  });
-  const boot = config.bootstrap
-    ? await bootstrapIfEmpty(orm, {
-        email: process.env.HERALD_OWNER_EMAIL || "owner@localhost",
-        password: process.env.HERALD_OWNER_PASSWORD,
-      })
-    : undefined;
-  const tokenKeys = loadTokenKeyRing(process.env, config.dataDir);
-  app = await buildApp({
-    config,
-    orm,
-    tokenKeys: tokenKeys.ring,
-    senders: sendersFromEnv(process.env, config.dataDir),
-  });
+  orm = await openDatabase({ url, poolSize: config.dbPoolSize });
+  const boot = config.bootstrap ? await bootstrapIfEmpty(orm, config.owner) : undefined;
+  const tokenKeys = loadPushTokenKeys(config);
+  app = await buildApp({ config, orm, tokenKeys: tokenKeys.ring, senders: createSenders(config) });
   app.log.info({ source: tokenKeys.source, key_id: tokenKeys.ring.current.id }, "token key ring");
   if (stopping) return;
   await app.listen({ host: config.host, port: config.port });

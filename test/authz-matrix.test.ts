@@ -14,8 +14,8 @@ import { InboxService } from "../gen/herald/v1/inbox_service_pb.ts";
 import { NotifyService } from "../gen/herald/v1/notify_service_pb.ts";
 import { ProjectService } from "../gen/herald/v1/project_service_pb.ts";
 import { mintCredential } from "../src/domain/credentials.ts";
+import type { Principal } from "../src/domain/principal.ts";
 import { allows, type Grant, matrix, rpcName } from "../src/server/authz.ts";
-import type { Principal } from "../src/server/context.ts";
 import { sql } from "./helpers/db.ts";
 import { addKey, ownerPassword, startServer, type TestServer } from "./helpers/server.ts";
 

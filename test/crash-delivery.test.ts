@@ -103,7 +103,7 @@ describe("a worker killed mid-batch", () => {
     // Another process's worker takes over once the leases run out.
     fake.hold(0);
     const config = { ...loadConfig({}), databaseUrl, port: 0, deliveryLeaseSeconds: 2 };
-    const orm = await openDatabase({ url: databaseUrl, poolSize: 5, lockTimeoutMs: 5000 });
+    const orm = await openDatabase({ url: databaseUrl, poolSize: 5 });
     const app = await buildApp({
       config,
       orm,

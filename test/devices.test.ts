@@ -6,8 +6,8 @@ import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../gen/herald/v1/device_service_pb.ts";
-import { TokenKeyRing } from "../src/domain/token-crypto.ts";
-import { DeviceStore } from "../src/store/devices.ts";
+import { DeviceRepository } from "../src/db/repositories/devices.ts";
+import { PushTokenKeyRing } from "../src/domain/push-token-crypto.ts";
 import { sql } from "./helpers/db.ts";
 import { failure } from "./helpers/http.ts";
 import { ownerPassword, startServer, type TestServer, testTokenKeys } from "./helpers/server.ts";
@@ -195,18 +195,28 @@ describe("key rotation", () => {
       { channel: { case: "pushToken", value: token } },
       bearer(deviceCredential),
     );
-    const rotated = new TokenKeyRing(
+    const rotated = new PushTokenKeyRing(
       [{ id: "k3", key: Buffer.alloc(32, 3) }, ...testTokenKeys.keys],
       Buffer.alloc(32, 9),
     );
-    const store = new DeviceStore(server.orm, rotated);
+    const store = new DeviceRepository(server.orm, rotated);
     expect(await store.reencryptAll()).toBeGreaterThanOrEqual(1);
     const keyIds = await sql<{ token_key_id: string }>(
       server.databaseUrl,
       "select distinct token_key_id from device where token_box is not null",
     );
     expect(keyIds).toEqual([{ token_key_id: "k3" }]);
-    expect(await store.pushToken(device?.id as string)).toBe(token);
+    const [sealed] = await sql<{ token_key_id: string; token_box: Buffer }>(
+      server.databaseUrl,
+      "select token_key_id, token_box from device where id = $1",
+      [device?.id],
+    );
+    expect(
+      rotated.open(
+        { keyId: sealed?.token_key_id as string, box: sealed?.token_box as Buffer },
+        device?.id as string,
+      ),
+    ).toBe(token);
     expect(await store.reencryptAll()).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UsageStore } from "../src/store/usage.ts";
+import { UsageRepository } from "../src/db/repositories/usage.ts";
 import { sql } from "./helpers/db.ts";
 import { body } from "./helpers/http.ts";
 import { notify, startServer, type TestServer } from "./helpers/server.ts";
@@ -41,7 +41,7 @@ describe("the monthly quota", () => {
       "select account_id from project where id = $1",
       [server.projectId],
     )) as [{ account_id: string }];
-    const usage = new UsageStore(server.orm);
+    const usage = new UsageRepository(server.orm);
     const t0 = new Date();
     const first = await usage.used(accountId, t0);
     // Another process publishes two more.

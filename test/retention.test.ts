@@ -3,9 +3,9 @@
  * idempotency records go; what is kept stays; and the month's quota still counts what went.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RetentionRepository } from "../src/db/repositories/retention.ts";
+import { UsageRepository } from "../src/db/repositories/usage.ts";
 import { uuidv7 } from "../src/domain/ids.ts";
-import { RetentionStore } from "../src/store/retention.ts";
-import { UsageStore } from "../src/store/usage.ts";
 import { sql } from "./helpers/db.ts";
 import { body } from "./helpers/http.ts";
 import { notify, startServer, type TestServer } from "./helpers/server.ts";
@@ -55,11 +55,11 @@ describe("retention", () => {
     // The months of the two old ones (the same month or two), counted before the purge.
     const months = [new Date(now.getTime() - 31 * day), new Date(now.getTime() - 40 * day)];
     const counts = async () =>
-      Promise.all(months.map((m) => new UsageStore(server.orm).used(accountId, m)));
+      Promise.all(months.map((m) => new UsageRepository(server.orm).used(accountId, m)));
     const beforePurge = await counts();
     expect(beforePurge.every((n) => n >= 1)).toBe(true);
 
-    const purged = await new RetentionStore(server.orm).purge(30, now);
+    const purged = await new RetentionRepository(server.orm).purge(30, now);
     expect(purged.notifications).toBe(2);
     const left = await sql<{ id: string }>(
       server.databaseUrl,
@@ -76,7 +76,7 @@ describe("retention", () => {
     // Those months' counts, from a fresh cache: the purged rows still count.
     expect(await counts()).toEqual(beforePurge);
     // And a second purge finds nothing more.
-    expect((await new RetentionStore(server.orm).purge(30, now)).notifications).toBe(0);
+    expect((await new RetentionRepository(server.orm).purge(30, now)).notifications).toBe(0);
     // The API no longer knows the purged notification.
     const gone = await fetch(`${server.url}/v1/notifications/${old1}`, {
       headers: { authorization: `Bearer ${server.apiKey}` },
@@ -93,7 +93,7 @@ describe("retention", () => {
       server.databaseUrl,
       "update idempotency_record set expires_at = now() - interval '1 minute' where key = 'retention-key'",
     );
-    const purged = await new RetentionStore(server.orm).purge(30);
+    const purged = await new RetentionRepository(server.orm).purge(30);
     expect(purged.idempotencyRecords).toBe(1);
     const keys = await sql<{ key: string }>(
       server.databaseUrl,
@@ -126,7 +126,7 @@ describe("retention", () => {
       server.databaseUrl,
       "update device_login set expires_at = now() - interval '2 hours'",
     );
-    const purged = await new RetentionStore(server.orm).purge(30);
+    const purged = await new RetentionRepository(server.orm).purge(30);
     expect(purged.deviceLogins).toBeGreaterThanOrEqual(1);
     expect(await sql(server.databaseUrl, "select 1 from device_login")).toHaveLength(0);
     const poll = await fetch(`${server.url}/v1/auth/device/token`, {

@@ -35,7 +35,11 @@ import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/emb
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
 import { uuidv7 } from "../../src/domain/ids.ts";
-import { generateKeyMaterial, parseKeyList, TokenKeyRing } from "../../src/domain/token-crypto.ts";
+import {
+  generateKeyMaterial,
+  PushTokenKeyRing,
+  parseKeyList,
+} from "../../src/domain/push-token-crypto.ts";
 import { startFakeApns } from "../../test/fakes/apns-server.ts";
 import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
 import { testCertificate } from "../../test/fakes/tls.ts";
@@ -94,7 +98,7 @@ const apnsKeyFile = join(work, "apns.p8");
 writeFileSync(apnsKeyFile, apns.signingKey);
 const vapid = webpush.generateVAPIDKeys();
 const keyMaterial = generateKeyMaterial();
-const ring = new TokenKeyRing(
+const ring = new PushTokenKeyRing(
   parseKeyList(keyMaterial.keys),
   Buffer.from(keyMaterial.indexKey, "base64"),
 );

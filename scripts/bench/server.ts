@@ -5,14 +5,14 @@
  */
 import { readFileSync } from "node:fs";
 import { buildApp } from "../../src/app.ts";
-import { bootstrapIfEmpty } from "../../src/bootstrap.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/orm.ts";
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { createFcmSender } from "../../src/delivery/senders/fcm.ts";
 import { providerAgent, providerSocketsPerOrigin } from "../../src/delivery/senders/sender.ts";
 import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
-import { loadTokenKeyRing } from "../../src/token-keys.ts";
+import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
+import { loadPushTokenKeys } from "../../src/ops/push-token-keys.ts";
 import { RedirectingAgent } from "../../test/fakes/fcm-server.ts";
 
 const env = process.env;
@@ -26,7 +26,6 @@ const ca = readFileSync(need("BENCH_CA_FILE"), "utf8");
 const orm = await openDatabase({
   url: need("DATABASE_URL"),
   poolSize: config.dbPoolSize,
-  lockTimeoutMs: config.idempotencyWaitMs,
 });
 const boot = await bootstrapIfEmpty(orm, {
   email: "bench@example.com",
@@ -35,7 +34,7 @@ const boot = await bootstrapIfEmpty(orm, {
 const app = await buildApp({
   config,
   orm,
-  tokenKeys: loadTokenKeyRing(env, config.dataDir).ring,
+  tokenKeys: loadPushTokenKeys(config).ring,
   senders: [
     createApnsSender({
       teamId: need("BENCH_APNS_TEAM"),

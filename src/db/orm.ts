@@ -1,30 +1,33 @@
+/**
+ * The database handle: MikroORM over one pool, migrated on open. Entities serve the tables a
+ * person manages one row at a time; the delivery path's set-based statements use the same pool
+ * through `Db` (docs/decisions.md, "One ORM story").
+ */
 import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Account } from "./entities/account.ts";
 import { ApiKey } from "./entities/api-key.ts";
 import { CliToken } from "./entities/cli-token.ts";
+import { Device } from "./entities/device.ts";
 import { DeviceLogin } from "./entities/device-login.ts";
-import { Notification } from "./entities/notification.ts";
+import { PairingCode } from "./entities/pairing-code.ts";
 import { Project } from "./entities/project.ts";
 import { migrations } from "./migrations/index.ts";
 
 export type Orm = MikroORM;
+/** The connection that runs raw statements (the pool behind the ORM). */
+export type Db = ReturnType<Orm["em"]["getConnection"]>;
 
 export interface OpenOptions {
   url: string;
   poolSize: number;
-  /**
-   * How long a statement may wait for a row lock. A publish that waits on a concurrent duplicate
-   * of its idempotency key gives up after this and answers 409 `idempotency_key_in_use`.
-   */
-  lockTimeoutMs: number;
 }
 
 /** Connects, applies pending migrations, and returns the ORM. Never a global: pass it down. */
 export async function openDatabase(opts: OpenOptions): Promise<Orm> {
   const orm = await MikroORM.init({
     clientUrl: opts.url,
-    entities: [Account, Project, ApiKey, CliToken, DeviceLogin, Notification],
+    entities: [Account, Project, ApiKey, CliToken, DeviceLogin, Device, PairingCode],
     extensions: [Migrator],
     migrations: {
       migrationsList: migrations,
@@ -33,7 +36,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
       snapshot: false,
     },
     pool: { min: 0, max: opts.poolSize },
-    driverOptions: { options: `-c lock_timeout=${opts.lockTimeoutMs}` },
     allowGlobalContext: false,
     ensureDatabase: false,
   });

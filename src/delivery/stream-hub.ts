@@ -4,25 +4,26 @@
  * when the fan-out commits (never inside a publish). Each process then hands the new deliveries
  * of the stream devices connected to it to their streams.
  */
-import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
-import { announceChunk, type DeliveryStore, deliveryChannel } from "./store.ts";
+import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
+import { announceChunk, deliveryChannel } from "../db/queue/fan-out.ts";
+import type { Log } from "../domain/log.ts";
 
 type Listener = (notificationIds: string[]) => void;
 
 export class StreamHub {
   readonly #url: string;
-  readonly #store: DeliveryStore;
-  readonly #log: FastifyBaseLogger;
+  readonly #queue: DeliveryQueue;
+  readonly #log: Log;
   readonly #subscribers = new Map<string, Set<Listener>>();
   #client: pg.Client | undefined;
   #closed = false;
   #reconnecting = false;
   #sweep: NodeJS.Timeout | undefined;
 
-  constructor(url: string, store: DeliveryStore, log: FastifyBaseLogger) {
+  constructor(url: string, queue: DeliveryQueue, log: Log) {
     this.#url = url;
-    this.#store = store;
+    this.#queue = queue;
     this.#log = log;
   }
 
@@ -72,7 +73,7 @@ export class StreamHub {
 
   /** Hands each connected stream its deliveries still pending for at least `minAgeMs`. */
   async #catchUp(minAgeMs: number): Promise<void> {
-    await this.#handEach((deviceId) => this.#store.pendingStream(deviceId, minAgeMs));
+    await this.#handEach((deviceId) => this.#queue.pendingStream(deviceId, minAgeMs));
   }
 
   /**
@@ -99,14 +100,10 @@ export class StreamHub {
     };
   }
 
-  get connectedDevices(): number {
-    return this.#subscribers.size;
-  }
-
   async #dispatch(payload: string | undefined): Promise<void> {
     if (!payload || this.#subscribers.size === 0) return;
     const ids = JSON.parse(payload) as string[];
-    await this.#handEach((deviceId) => this.#store.streamBacklog(deviceId, { ids }));
+    await this.#handEach((deviceId) => this.#queue.streamBacklog(deviceId, { ids }));
   }
 
   /** For each connected device, its notification ids by `find`, handed to its streams. */

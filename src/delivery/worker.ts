@@ -2,24 +2,30 @@
  * The delivery worker of one server process: fans out queued notifications, then sends due
  * pushes through the platform's sender and records each outcome. Several processes may run
  * workers on one database: claims use FOR UPDATE SKIP LOCKED and leases, so each delivery is
- * worked by one worker at a time, and a lease left by a dead worker expires after 30 s.
+ * worked by one worker at a time, and a lease left by a dead worker expires after the lease
+ * (HERALD_DELIVERY_LEASE_SECONDS, 30 s).
  *
  * Sends are not awaited by the round that claimed them: a slow push service (or one device's
  * slow endpoint) must not hold up the fan-out of the next notification, live streams, or pushes
  * to other services. At most `maxInFlight` sends are outstanding; when that many are, the worker
  * claims no more until one finishes.
  */
-import type { FastifyBaseLogger } from "fastify";
+import type { DueDelivery } from "../db/queue/claim-due.ts";
+import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
+import type { Outcome } from "../db/queue/settle.ts";
+import type { DeviceRepository } from "../db/repositories/devices.ts";
+import type { Log } from "../domain/log.ts";
+import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
-import type { DeviceStore } from "../store/devices.ts";
 import type { PushMessage, Sender, SendResult } from "./senders/sender.ts";
-import type { DeliveryStore, DueDelivery, Outcome } from "./store.ts";
 
 export interface WorkerOptions {
-  store: DeliveryStore;
-  devices: DeviceStore;
+  queue: DeliveryQueue;
+  devices: DeviceRepository;
+  /** Opens the sealed push tokens that come with each claim. */
+  tokenKeys: PushTokenKeyRing;
   senders: ReadonlyMap<string, Sender>;
-  log: FastifyBaseLogger;
+  log: Log;
   /** Sleep between idle polls; a publish in this process wakes the worker at once. */
   idleMs?: number;
   batch?: number;
@@ -80,7 +86,7 @@ export class DeliveryWorker {
     while (!this.#stopped) {
       let busy = false;
       try {
-        busy = await this.tick();
+        busy = await this.#tick();
       } catch (err) {
         this.#o.log.error({ err }, "delivery worker tick failed");
       }
@@ -101,10 +107,10 @@ export class DeliveryWorker {
     }
   }
 
-  /** One round of work; true when there may be more right away. Exposed for tests. */
-  async tick(): Promise<boolean> {
+  /** One round of work; true when there may be more right away. */
+  async #tick(): Promise<boolean> {
     const t0 = performance.now();
-    const { ids: fanned, pushes } = await this.#o.store.fanOut(this.#o.batch);
+    const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
     // looked for at most every 100 ms, so a publish without push devices costs one statement.
@@ -112,7 +118,7 @@ export class DeliveryWorker {
     const now = Date.now();
     const room = Math.min(this.#o.batch, this.#o.maxInFlight - this.#inFlight.size);
     const claim = room > 0 && (pushes > 0 || !this.#lastClaimEmpty || now - this.#lastClaim >= 100);
-    const due = claim ? await this.#o.store.claimDue(room) : [];
+    const due = claim ? await this.#o.queue.claimDue(room) : [];
     if (claim) {
       this.#lastClaim = now;
       this.#lastClaimEmpty = due.length === 0;
@@ -128,7 +134,7 @@ export class DeliveryWorker {
     const t4 = performance.now();
     if (Date.now() - this.#lastSweep > 5_000) {
       this.#lastSweep = Date.now();
-      await this.#o.store.expireStreamDeliveries();
+      await this.#o.queue.expireStreamDeliveries();
     }
     const t5 = performance.now();
     if (t5 - t0 > 1_000) {
@@ -164,7 +170,7 @@ export class DeliveryWorker {
     while (this.#outcomes.length > 0) {
       const batch = this.#outcomes.splice(0, 1000);
       try {
-        await this.#o.store.settleMany(batch);
+        await this.#o.queue.settle(batch);
         for (const b of batch) b.resolve();
       } catch (err) {
         for (const b of batch) b.reject(err);
@@ -205,7 +211,7 @@ export class DeliveryWorker {
   }
 
   async #deliver(d: DueDelivery): Promise<void> {
-    const { store, devices, senders } = this.#o;
+    const { devices, tokenKeys, senders } = this.#o;
     const until = deadline(d.created_at, d.expires_at);
     const settle = (outcome: Outcome) => this.#settle(d, outcome);
     const giveUp = (why: string) =>
@@ -216,7 +222,7 @@ export class DeliveryWorker {
     const sender = senders.get(d.platform);
     const token =
       d.token_key_id && d.token_box
-        ? devices.openToken(d.device_id, d.token_key_id, d.token_box)
+        ? tokenKeys.open({ keyId: d.token_key_id, box: d.token_box }, d.device_id)
         : undefined;
     if (!sender || !token) {
       return settle({ state: "failed", error: `no push channel for ${d.platform}` });
@@ -236,7 +242,7 @@ export class DeliveryWorker {
       case "ok":
         return settle({ state: "sent" });
       case "dead_token":
-        await store.disableDevice(d.device_id, result.reason);
+        await devices.disable(d.device_id, result.reason);
         return settle({ state: "failed", error: result.reason });
       case "permanent":
         return settle({ state: "failed", error: result.reason });

@@ -47,6 +47,22 @@ export function notifyViolations(req: NotifyInput): FieldViolation[] {
 
 const idempotencyKeyPattern = /^[\x20-\x7e]{1,255}$/;
 
+/** Extra checks for one RPC: the decoded request and its headers in, violations out. */
+export type DomainRule = (message: unknown, header: Headers) => FieldViolation[];
+
+/** The rules protovalidate cannot express, by RPC, for the validation step of every surface. */
+export const domainRules: Record<string, DomainRule> = {
+  "herald.v1.NotifyService/Notify": (message, header) => {
+    const out = notifyViolations(message as NotifyInput);
+    const key = header.get("idempotency-key");
+    if (key !== null) {
+      const v = idempotencyKeyViolation(key);
+      if (v) out.push(v);
+    }
+    return out;
+  },
+};
+
 /** Idempotency-Key: 1..255 printable ASCII characters. */
 export function idempotencyKeyViolation(key: string): FieldViolation | undefined {
   if (idempotencyKeyPattern.test(key)) return undefined;

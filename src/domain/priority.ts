@@ -1,6 +1,4 @@
 /** PRODUCT.md's priority mapping, per platform. */
-export type Priority = "low" | "normal" | "high";
-
 export const apnsPriority = (p: string) =>
   p === "low"
     ? { priority: 5, interruptionLevel: "passive" }

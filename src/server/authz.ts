@@ -3,7 +3,7 @@
  * the auth interceptor; docs/auth.md mirrors it. An RPC missing here is refused (fail closed).
  */
 import type { DescMethod } from "@bufbuild/protobuf";
-import type { Principal } from "./context.ts";
+import type { Principal } from "../domain/principal.ts";
 
 export type Grant =
   /** No credential needed (sign-up and the login steps). */

@@ -3,40 +3,43 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
 import type { Config } from "../config.ts";
+import type { AccountRepository } from "../db/repositories/accounts.ts";
+import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { UsageRepository } from "../db/repositories/usage.ts";
 import { monthOf } from "../domain/month.ts";
 import { hashPassword } from "../domain/passwords.ts";
 import { heraldError } from "../errors.ts";
-import type { AccountStore } from "../store/accounts.ts";
-import type { UsageStore } from "../store/usage.ts";
 import { accountToProto } from "./mappers.ts";
-import { setRestStatus } from "./rest-status.ts";
 import { principalOf } from "./scope.ts";
 
-export function createAccountService(
-  accounts: AccountStore,
-  usage: UsageStore,
-  config: Config,
-): ServiceImpl<typeof AccountService> {
+export interface AccountDeps {
+  accounts: AccountRepository;
+  projects: ProjectRepository;
+  usage: UsageRepository;
+  config: Config;
+}
+
+export function createAccountService(deps: AccountDeps): ServiceImpl<typeof AccountService> {
+  const { accounts, projects, usage, config } = deps;
   return {
-    async signUp(req, ctx) {
+    async signUp(req) {
       if (!config.signupEnabled) {
         throw heraldError("permission_denied", "sign-up is closed on this server");
       }
-      const created = await accounts.createAccount(req.email, await hashPassword(req.password));
+      const created = await accounts.create(req.email, await hashPassword(req.password));
       if (!created) {
         throw heraldError("already_exists", "an account with this email exists", {
           violations: [{ field: "email", message: "is already registered" }],
         });
       }
-      setRestStatus(ctx, 201, "/v1/account");
       return { account: accountToProto(created.account, created.project.id) };
     },
 
     async getAccount(_req, ctx) {
       const { accountId } = principalOf(ctx);
-      const account = await accounts.getAccount(accountId);
+      const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
-      const project = await accounts.defaultProject(accountId);
+      const project = await projects.defaultOf(accountId);
       return { account: accountToProto(account, project.id) };
     },
 

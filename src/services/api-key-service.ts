@@ -1,21 +1,23 @@
 /** ApiKeyService: the owner creates, lists and revokes a project's keys. */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
+import type { ApiKeyRepository } from "../db/repositories/api-keys.ts";
+import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
+import type { ProjectRepository } from "../db/repositories/projects.ts";
 import { heraldError } from "../errors.ts";
-import type { AccountStore } from "../store/accounts.ts";
-import type { CredentialStore } from "../store/credentials.ts";
-import type { KeyStore } from "../store/keys.ts";
 import { apiKeyToProto } from "./mappers.ts";
-import { setRestStatus } from "./rest-status.ts";
 import { principalOf } from "./scope.ts";
 
-export function createApiKeyService(
-  accounts: AccountStore,
-  keys: KeyStore,
-  credentials: CredentialStore,
-): ServiceImpl<typeof ApiKeyService> {
+export interface ApiKeyDeps {
+  projects: ProjectRepository;
+  apiKeys: ApiKeyRepository;
+  credentials: CredentialVerifier;
+}
+
+export function createApiKeyService(deps: ApiKeyDeps): ServiceImpl<typeof ApiKeyService> {
+  const { projects, apiKeys, credentials } = deps;
   const ownProject = async (accountId: string, projectId: string) => {
-    const project = await accounts.getProject(accountId, projectId);
+    const project = await projects.get(accountId, projectId);
     if (!project) throw heraldError("not_found", `project ${projectId} not found`);
     return project;
   };
@@ -23,18 +25,17 @@ export function createApiKeyService(
     async createApiKey(req, ctx) {
       const project = await ownProject(principalOf(ctx).accountId, req.projectId);
       const scopes = req.scopes.length > 0 ? req.scopes : ["write"];
-      const { secret, key } = await keys.createApiKey(project.id, req.name, scopes);
-      setRestStatus(ctx, 201);
+      const { secret, key } = await apiKeys.create(project.id, req.name, scopes);
       return { secret, apiKey: apiKeyToProto(key) };
     },
 
     async listApiKeys(req, ctx) {
       const project = await ownProject(principalOf(ctx).accountId, req.projectId);
-      return { apiKeys: (await keys.listApiKeys(project.id)).map(apiKeyToProto) };
+      return { apiKeys: (await apiKeys.list(project.id)).map(apiKeyToProto) };
     },
 
     async revokeApiKey(req, ctx) {
-      const key = await keys.revokeApiKey(principalOf(ctx).accountId, req.id);
+      const key = await apiKeys.revoke(principalOf(ctx).accountId, req.id);
       if (!key) throw heraldError("not_found", `API key ${req.id} not found`);
       credentials.forget(key.id);
       return { apiKey: apiKeyToProto(key) };

@@ -4,15 +4,15 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
 import type { Config } from "../config.ts";
+import type { AccountRepository } from "../db/repositories/accounts.ts";
+import type { CliTokenRepository } from "../db/repositories/cli-tokens.ts";
+import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
+import type { DeviceLoginRepository } from "../db/repositories/device-logins.ts";
+import type { LoginLimiter } from "../domain/login-limiter.ts";
+import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
-import type { LoginLimiter } from "../server/login-limiter.ts";
-import type { AccountStore } from "../store/accounts.ts";
-import type { CredentialStore } from "../store/credentials.ts";
-import { type DeviceLoginStore, formatUserCode } from "../store/device-logins.ts";
-import type { KeyStore } from "../store/keys.ts";
 import { cliTokenToProto } from "./mappers.ts";
 import { authenticatePassword } from "./password-auth.ts";
-import { setRestStatus } from "./rest-status.ts";
 import { principalOf } from "./scope.ts";
 
 /** RFC 8628: how long codes live and the minimum poll interval. */
@@ -20,16 +20,16 @@ const deviceLoginSeconds = 600;
 const pollIntervalSeconds = 5;
 
 export interface AuthDeps {
-  accounts: AccountStore;
-  keys: KeyStore;
-  deviceLogins: DeviceLoginStore;
-  credentials: CredentialStore;
+  accounts: AccountRepository;
+  cliTokens: CliTokenRepository;
+  deviceLogins: DeviceLoginRepository;
+  credentials: CredentialVerifier;
   limiter: LoginLimiter;
   config: Config;
 }
 
 export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthService> {
-  const { accounts, keys, deviceLogins, credentials, limiter, config } = deps;
+  const { accounts, cliTokens, deviceLogins, credentials, limiter, config } = deps;
   const tokenName = (name: string) => name || "herald CLI";
   return {
     async login(req, ctx) {
@@ -39,8 +39,7 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         req.email,
         req.password,
       );
-      const { secret, token } = await keys.mintCliToken(account.id, tokenName(req.tokenName));
-      setRestStatus(ctx, 201);
+      const { secret, token } = await cliTokens.mint(account.id, tokenName(req.tokenName));
       return { token: secret, cliToken: cliTokenToProto(token, token.id) };
     },
 
@@ -64,7 +63,7 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
 
     async pollLogin(req) {
       const result = await deviceLogins.poll(req.deviceCode, async (accountId, name) => {
-        const { secret } = await keys.mintCliToken(accountId, name);
+        const { secret } = await cliTokens.mint(accountId, name);
         return secret;
       });
       return { status: result.status, token: result.token ?? "", interval: result.interval };
@@ -84,20 +83,20 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
 
     async logout(_req, ctx) {
       const { accountId, credentialId } = principalOf(ctx);
-      await keys.revokeCliToken(accountId, credentialId);
+      await cliTokens.revoke(accountId, credentialId);
       credentials.forget(credentialId);
       return {};
     },
 
     async listCliTokens(_req, ctx) {
       const { accountId, credentialId } = principalOf(ctx);
-      const tokens = await keys.listCliTokens(accountId);
+      const tokens = await cliTokens.list(accountId);
       return { cliTokens: tokens.map((t) => cliTokenToProto(t, credentialId)) };
     },
 
     async revokeCliToken(req, ctx) {
       const { accountId, credentialId } = principalOf(ctx);
-      const token = await keys.revokeCliToken(accountId, req.id);
+      const token = await cliTokens.revoke(accountId, req.id);
       if (!token) throw heraldError("not_found", `CLI token ${req.id} not found`);
       credentials.forget(token.id);
       return { cliToken: cliTokenToProto(token, credentialId) };

@@ -2,52 +2,41 @@
  * DeviceService: devices sign in (password or pairing code) and manage their own channel and
  * topic filter with their device credential; the owner lists, renames and removes them.
  */
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type Device, DeviceSchema } from "../../gen/herald/v1/device_pb.ts";
 import type { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
-import type { DeliveryStore } from "../delivery/store.ts";
+import type { AccountRepository } from "../db/repositories/accounts.ts";
+import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
+import type { DeviceRepository } from "../db/repositories/devices.ts";
+import type { NotificationRepository } from "../db/repositories/notifications.ts";
+import type { PairingCodeRepository } from "../db/repositories/pairing-codes.ts";
+import type { ProjectRepository } from "../db/repositories/projects.ts";
 import { uuidv7 } from "../domain/ids.ts";
+import type { LoginLimiter } from "../domain/login-limiter.ts";
+import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
-import type { LoginLimiter } from "../server/login-limiter.ts";
-import type { AccountStore } from "../store/accounts.ts";
-import type { CredentialStore } from "../store/credentials.ts";
-import { formatUserCode } from "../store/device-logins.ts";
-import type { DeviceRow, DeviceStore } from "../store/devices.ts";
+import { deviceToProto } from "./mappers.ts";
 import { authenticatePassword } from "./password-auth.ts";
-import { setRestStatus } from "./rest-status.ts";
 import { principalOf } from "./scope.ts";
-
-export function deviceToProto(d: DeviceRow): Device {
-  return create(DeviceSchema, {
-    id: d.id,
-    name: d.name,
-    platform: d.platform,
-    tokenLast4: d.token_last4,
-    topics: d.topics,
-    enabled: d.enabled,
-    disabledReason: d.disabled_reason,
-    createdAt: timestampFromDate(d.created_at),
-    lastSeenAt: d.last_seen_at ? timestampFromDate(d.last_seen_at) : undefined,
-  });
-}
 
 const apnsToken = /^[0-9a-fA-F]{64,200}$/;
 const fcmToken = /^[A-Za-z0-9:_\-.]{8,4096}$/;
 
 export interface DeviceDeps {
-  devices: DeviceStore;
-  deliveries: DeliveryStore;
+  devices: DeviceRepository;
+  pairingCodes: PairingCodeRepository;
+  notifications: NotificationRepository;
   /** Wakes the worker and live streams after a test notification was committed. */
-  onAddressed: (notificationId: string) => void;
-  accounts: AccountStore;
-  credentials: CredentialStore;
+  onEnqueued: (notificationId: string) => void;
+  accounts: AccountRepository;
+  projects: ProjectRepository;
+  credentials: CredentialVerifier;
   limiter: LoginLimiter;
 }
 
 export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof DeviceService> {
-  const { devices, deliveries, onAddressed, accounts, credentials, limiter } = deps;
+  const { devices, pairingCodes, notifications, onEnqueued, accounts, projects } = deps;
+  const { credentials, limiter } = deps;
   const self = async (accountId: string, id: string) => {
     const device = await devices.get(accountId, id);
     if (!device) throw heraldError("unauthenticated", "this device is signed out");
@@ -66,19 +55,17 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
         const account = await authenticatePassword({ accounts, limiter }, ctx, email, password);
         accountId = account.id;
       } else if (req.method.case === "pairingCode") {
-        accountId = await devices.consumePairingCode(req.method.value);
+        accountId = await pairingCodes.consume(req.method.value);
         if (!accountId)
           throw heraldError("unauthenticated", "unknown, used or expired pairing code");
       }
       if (!accountId) throw invalid("method", "give a password or a pairing code");
       const { credential, device } = await devices.create(accountId, req.name, req.platform);
-      setRestStatus(ctx, 201);
       return { deviceCredential: credential, device: deviceToProto(device) };
     },
 
     async createPairingCode(_req, ctx) {
-      const { code, expiresAt } = await devices.createPairingCode(principalOf(ctx).accountId);
-      setRestStatus(ctx, 201);
+      const { code, expiresAt } = await pairingCodes.create(principalOf(ctx).accountId);
       return { code: formatUserCode(code), expiresAt: timestampFromDate(expiresAt) };
     },
 
@@ -107,7 +94,7 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
         }
         token = req.channel.value;
       }
-      return { device: deviceToProto(await devices.registerChannel(device, token)) };
+      return { device: deviceToProto(await devices.registerChannel(device.id, token)) };
     },
 
     async setTopicFilter(req, ctx) {
@@ -137,19 +124,19 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
       const { accountId } = principalOf(ctx);
       const device = await devices.get(accountId, req.id);
       if (!device) throw heraldError("not_found", `device ${req.id} not found`);
-      const project = await accounts.defaultProject(accountId);
+      const project = await projects.defaultOf(accountId);
       const id = uuidv7();
-      await deliveries.addressedTo(
+      await notifications.enqueueDirect(
         {
           id,
           projectId: project.id,
+          topic: "herald-test",
           title: "Herald test notification",
           message: `If you can read this, ${device.name} receives Herald notifications.`,
         },
         device,
       );
-      onAddressed(id);
-      setRestStatus(ctx, 202, `/v1/notifications/${id}`);
+      onEnqueued(id);
       return { notificationId: id };
     },
 

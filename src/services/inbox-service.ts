@@ -11,25 +11,27 @@ import {
   type SubscribeResponse,
   SubscribeResponseSchema,
 } from "../../gen/herald/v1/inbox_service_pb.ts";
-import type { DeliveryStore } from "../delivery/store.ts";
+import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
+import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
+import type { DeviceRepository } from "../db/repositories/devices.ts";
+import type { NotificationRepository } from "../db/repositories/notifications.ts";
 import type { StreamHub } from "../delivery/stream-hub.ts";
 import { heraldError } from "../errors.ts";
-import type { DeviceStore } from "../store/devices.ts";
-import type { NotificationStore } from "../store/notifications.ts";
-import { notificationToProto } from "./notification-mapper.ts";
+import { notificationToProto } from "./mappers.ts";
 import { principalOf } from "./scope.ts";
 
 export interface InboxDeps {
-  deliveries: DeliveryStore;
-  devices: DeviceStore;
-  notifications: NotificationStore;
+  deliveries: DeliveryRepository;
+  queue: DeliveryQueue;
+  devices: DeviceRepository;
+  notifications: NotificationRepository;
   hub: StreamHub;
   /** At most this long between two messages of a stream (≤ 30 s). */
   keepaliveMs: number;
 }
 
 export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxService> {
-  const { deliveries, devices, notifications, hub, keepaliveMs } = deps;
+  const { deliveries, queue, devices, notifications, hub, keepaliveMs } = deps;
 
   const mine = async (deviceId: string, id: string) => {
     if (!(await deliveries.isFor(deviceId, id))) {
@@ -66,7 +68,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       const sent = new Set<string>();
       try {
         if (req.since) {
-          pending.push(...(await deliveries.streamBacklog(device.id, { since: req.since })));
+          pending.push(...(await queue.streamBacklog(device.id, { since: req.since })));
         }
         while (!ctx.signal.aborted) {
           // Everything that is waiting, at once: one query to load, one to mark, then yield.
@@ -78,7 +80,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             const rows = await notifications.byIds(batch);
             // Marked `sent` while they are written, not before: no commit stands between a
             // publish and the device. The mark runs to the end even if the stream closes now.
-            const marking = deliveries.markStreamed(device.id, batch);
+            const marking = queue.markStreamed(device.id, batch);
             marking.catch(() => {});
             for (const row of rows) {
               yield create(SubscribeResponseSchema, {

@@ -1,5 +1,8 @@
-/** API forms of stored accounts, projects and credentials. Secrets never pass through here. */
-import { create } from "@bufbuild/protobuf";
+/**
+ * The one home of row → API mappings: accounts, projects, credentials, devices and
+ * notifications. Secrets never pass through here.
+ */
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Account, AccountSchema } from "../../gen/herald/v1/account_pb.ts";
 import {
@@ -8,9 +11,22 @@ import {
   type CliToken,
   CliTokenSchema,
 } from "../../gen/herald/v1/credential_pb.ts";
+import { type Device, DeviceSchema } from "../../gen/herald/v1/device_pb.ts";
+import {
+  DeliverySummarySchema,
+  DeviceDeliverySchema,
+  type Notification,
+  NotificationSchema,
+} from "../../gen/herald/v1/notification_pb.ts";
 import { type Project, ProjectSchema } from "../../gen/herald/v1/project_pb.ts";
-import type { AccountRow, ProjectRow } from "../store/accounts.ts";
-import type { ApiKeyRow, CliTokenRow } from "../store/keys.ts";
+import type { AccountRow } from "../db/repositories/accounts.ts";
+import type { ApiKeyRow } from "../db/repositories/api-keys.ts";
+import type { CliTokenRow } from "../db/repositories/cli-tokens.ts";
+import type { DeviceDeliveryRow } from "../db/repositories/deliveries.ts";
+import type { DeviceRow } from "../db/repositories/devices.ts";
+import type { NotificationRow } from "../db/repositories/notifications.ts";
+import type { ProjectRow } from "../db/repositories/projects.ts";
+import { rollupStatus } from "../domain/notification-status.ts";
 
 const ts = (d: Date | null | undefined) => (d ? timestampFromDate(new Date(d)) : undefined);
 
@@ -55,5 +71,64 @@ export function cliTokenToProto(t: CliTokenRow, currentId?: string): CliToken {
     lastUsedAt: ts(t.lastUsedAt),
     revokedAt: ts(t.revokedAt),
     current: t.id === currentId,
+  });
+}
+
+export function deviceToProto(d: DeviceRow): Device {
+  return create(DeviceSchema, {
+    id: d.id,
+    name: d.name,
+    platform: d.platform,
+    tokenLast4: d.tokenLast4,
+    topics: [...d.topics],
+    enabled: d.enabled,
+    disabledReason: d.disabledReason,
+    createdAt: ts(d.createdAt),
+    lastSeenAt: ts(d.lastSeenAt),
+  });
+}
+
+/** A stored notification, with its delivery counts and per-device entries when given. */
+export function notificationToProto(
+  row: NotificationRow,
+  counts: Record<string, number> = {},
+  perDevice: readonly DeviceDeliveryRow[] = [],
+): Notification {
+  const n = (s: string) => counts[s] ?? 0;
+  return create(NotificationSchema, {
+    id: row.id,
+    projectId: row.project_id,
+    topic: row.topic,
+    title: row.title,
+    message: row.message,
+    priority: row.priority,
+    clickUrl: row.click_url ?? undefined,
+    metadata: (row.metadata as JsonObject | null) ?? undefined,
+    ttlSeconds: row.ttl_seconds ?? undefined,
+    status: rollupStatus(row.status, counts),
+    createdAt: timestampFromDate(row.created_at),
+    expiresAt: ts(row.expires_at),
+    deliveries: create(DeliverySummarySchema, {
+      total: Object.values(counts).reduce((a, b) => a + b, 0),
+      pending: n("pending"),
+      sent: n("sent"),
+      delivered: n("delivered") + n("opened"),
+      failed: n("failed"),
+      expired: n("expired"),
+    }),
+    deviceDeliveries: perDevice.map((d) =>
+      create(DeviceDeliverySchema, {
+        deviceId: d.device_id,
+        deviceName: d.device_name,
+        platform: d.platform,
+        state: d.state,
+        attempts: d.attempts,
+        lastError: d.last_error,
+        sentAt: ts(d.sent_at),
+        deliveredAt: ts(d.delivered_at),
+        openedAt: ts(d.opened_at),
+        updatedAt: ts(d.updated_at),
+      }),
+    ),
   });
 }

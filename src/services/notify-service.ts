@@ -10,35 +10,25 @@ import {
   type NotifyService,
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { Config } from "../config.ts";
-import type { DeliveryStore } from "../delivery/store.ts";
+import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
+import type {
+  NotificationRepository,
+  NotificationRow,
+  PublishResult,
+} from "../db/repositories/notifications.ts";
+import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { UsageRepository } from "../db/repositories/usage.ts";
 import { requestFingerprint } from "../domain/fingerprint.ts";
 import { uuidv7 } from "../domain/ids.ts";
 import { monthOf } from "../domain/month.ts";
-import { idempotencyKeyViolation, notifyViolations } from "../domain/notify-rules.ts";
 import { heraldError } from "../errors.ts";
-import { restExchangeKey } from "../server/context.ts";
-import type { DomainRule } from "../server/interceptors/validate.ts";
-import type { AccountStore } from "../store/accounts.ts";
-import type { NotificationRow, NotificationStore, PublishResult } from "../store/notifications.ts";
-import type { UsageStore } from "../store/usage.ts";
-import { notificationToProto } from "./notification-mapper.ts";
+import { notificationToProto } from "./mappers.ts";
 import { projectScope } from "./scope.ts";
 
 const defaultPageSize = 20;
 
-/** The publish rules protovalidate cannot express, for the validation interceptor. */
-export const notifyRules: Record<string, DomainRule> = {
-  "herald.v1.NotifyService/Notify": (message, header) => {
-    const req = message as NotifyRequest;
-    const out = notifyViolations(req);
-    const key = header.get("idempotency-key");
-    if (key !== null) {
-      const v = idempotencyKeyViolation(key);
-      if (v) out.push(v);
-    }
-    return out;
-  },
-};
+/** The response header that tells a replayed answer (REST answers it 200 instead of 202). */
+export const replayedHeader = "idempotent-replayed";
 
 /** The part of a publish request an idempotency fingerprint covers: the request itself. */
 function fingerprintOf(req: NotifyRequest): Buffer {
@@ -68,12 +58,12 @@ function parsePageToken(token: string): string {
 }
 
 export interface NotifyDeps {
-  store: NotificationStore;
-  deliveries: DeliveryStore;
+  notifications: NotificationRepository;
+  deliveries: DeliveryRepository;
   /** Called after a publish committed: wakes this process's delivery worker. */
   onPublished: () => void;
-  accounts: AccountStore;
-  usage: UsageStore;
+  projects: ProjectRepository;
+  usage: UsageRepository;
   config: Config;
 }
 
@@ -86,19 +76,12 @@ function quotaExceeded(quota: number, now: Date) {
   );
 }
 
-export function createNotifyService({
-  store,
-  deliveries,
-  onPublished,
-  accounts,
-  usage,
-  config,
-}: NotifyDeps): ServiceImpl<typeof NotifyService> {
-  const projectOf = async (ctx: HandlerContext) => (await projectScope(ctx, accounts)).projectId;
+export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof NotifyService> {
+  const { notifications: store, deliveries, onPublished, projects, usage, config } = deps;
+  const projectOf = async (ctx: HandlerContext) => (await projectScope(ctx, projects)).projectId;
   return {
     async notify(req, ctx) {
-      const { projectId, accountId } = await projectScope(ctx, accounts);
-      const rest = ctx.values.get(restExchangeKey);
+      const { projectId, accountId } = await projectScope(ctx, projects);
       const now = new Date();
       const row: NotificationRow = {
         id: uuidv7(now.getTime()),
@@ -122,7 +105,9 @@ export function createNotifyService({
       if ((await usage.used(accountId, now)) >= config.monthlyQuota) {
         // Over quota, a retry of an earlier publish still gets its replay.
         const earlier =
-          key !== null && fingerprint ? await store.lookup(projectId, key, fingerprint) : undefined;
+          key !== null && fingerprint
+            ? await store.lookupClaim(projectId, key, fingerprint)
+            : undefined;
         if (!earlier) throw quotaExceeded(config.monthlyQuota, now);
         result = earlier;
       } else {
@@ -135,6 +120,7 @@ export function createNotifyService({
                 fingerprint,
                 response: toBinary(NotifyResponseSchema, response),
                 ttlSeconds: config.idempotencyTtlSeconds,
+                waitMs: config.idempotencyWaitMs,
               },
         );
         if (result.kind === "created") {
@@ -157,11 +143,7 @@ export function createNotifyService({
       }
       const answer: MessageShape<typeof NotifyResponseSchema> =
         result.kind === "replay" ? fromBinary(NotifyResponseSchema, result.response) : response;
-      if (result.kind === "replay") ctx.responseHeader.set("idempotent-replayed", "true");
-      if (rest) {
-        rest.status = result.kind === "created" ? 202 : 200;
-        rest.headers.set("location", `/v1/notifications/${answer.notification?.id}`);
-      }
+      if (result.kind === "replay") ctx.responseHeader.set(replayedHeader, "true");
       return answer;
     },
 

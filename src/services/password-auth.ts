@@ -4,14 +4,14 @@
  * Used by password login and by device sign-in.
  */
 import type { HandlerContext } from "@connectrpc/connect";
+import type { AccountRepository, AccountRow } from "../db/repositories/accounts.ts";
+import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { verifyPassword } from "../domain/passwords.ts";
 import { heraldError } from "../errors.ts";
-import { clientAddressKey } from "../server/context.ts";
-import type { LoginLimiter } from "../server/login-limiter.ts";
-import type { AccountRow, AccountStore } from "../store/accounts.ts";
+import { clientAddressKey } from "./context.ts";
 
 export async function authenticatePassword(
-  deps: { accounts: AccountStore; limiter: LoginLimiter },
+  deps: { accounts: AccountRepository; limiter: LoginLimiter },
   ctx: HandlerContext,
   email: string,
   password: string,

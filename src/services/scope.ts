@@ -3,9 +3,10 @@
  * account: the project named by the `Herald-Project` header (id or name), else the default one.
  */
 import type { HandlerContext } from "@connectrpc/connect";
+import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { Principal } from "../domain/principal.ts";
 import { heraldError } from "../errors.ts";
-import { type Principal, principalKey } from "../server/context.ts";
-import type { AccountStore } from "../store/accounts.ts";
+import { principalKey } from "./context.ts";
 
 export function principalOf(ctx: HandlerContext): Principal {
   const principal = ctx.values.get(principalKey);
@@ -15,7 +16,7 @@ export function principalOf(ctx: HandlerContext): Principal {
 
 export async function projectScope(
   ctx: HandlerContext,
-  accounts: AccountStore,
+  projects: ProjectRepository,
 ): Promise<{ projectId: string; accountId: string }> {
   const principal = principalOf(ctx);
   if (principal.kind === "apiKey") {
@@ -23,8 +24,8 @@ export async function projectScope(
   }
   const named = ctx.requestHeader.get("herald-project");
   const project = named
-    ? await accounts.resolveProject(principal.accountId, named)
-    : await accounts.defaultProject(principal.accountId);
+    ? await projects.resolve(principal.accountId, named)
+    : await projects.defaultOf(principal.accountId);
   if (!project) throw heraldError("not_found", `project ${JSON.stringify(named)} not found`);
   return { projectId: project.id, accountId: principal.accountId };
 }

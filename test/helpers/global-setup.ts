@@ -42,7 +42,6 @@ export default async function setup(project: TestProject) {
   const orm = await openDatabase({
     url: `${serverUrl}/${template}`,
     poolSize: 1,
-    lockTimeoutMs: 5000,
   });
   await orm.close();
   project.provide("pgServerUrl", serverUrl);

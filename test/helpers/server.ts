@@ -3,18 +3,18 @@
  */
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.ts";
-import { bootstrapIfEmpty } from "../../src/bootstrap.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type Orm, openDatabase } from "../../src/db/orm.ts";
 import { type Sender, unconfiguredSender } from "../../src/delivery/senders/sender.ts";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
 import { uuidv7 } from "../../src/domain/ids.ts";
-import { TokenKeyRing } from "../../src/domain/token-crypto.ts";
+import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
+import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
 import { freshDatabase, sql } from "./db.ts";
 import type { JsonBody } from "./http.ts";
 
 /** A fixed key ring for tests (two keys, so rotation can be exercised). */
-export const testTokenKeys = new TokenKeyRing(
+export const testTokenKeys = new PushTokenKeyRing(
   [
     { id: "k2", key: Buffer.alloc(32, 2) },
     { id: "k1", key: Buffer.alloc(32, 1) },
@@ -69,7 +69,6 @@ export async function startServer(
   const orm = await openDatabase({
     url: databaseUrl,
     poolSize: config.dbPoolSize,
-    lockTimeoutMs: config.idempotencyWaitMs,
   });
   const boot = await bootstrapIfEmpty(orm, { email: "owner@example.com", password: ownerPassword });
   if (!boot) throw new Error("fresh database was not empty");
@@ -157,7 +156,7 @@ export async function startPeer(
   senders: Sender[] = defaultTestSenders(),
 ): Promise<{ url: string; close(): Promise<void> }> {
   const config = testConfig(overrides, server.databaseUrl);
-  const orm = await openDatabase({ url: server.databaseUrl, poolSize: 5, lockTimeoutMs: 5000 });
+  const orm = await openDatabase({ url: server.databaseUrl, poolSize: 5 });
   const app = await buildApp({ config, orm, tokenKeys: testTokenKeys, senders, logger: false });
   await app.listen({ host: "127.0.0.1", port: 0 });
   return {

@@ -3,11 +3,11 @@
  * is verified, the principal is put in the context, and the matrix in authz.ts decides.
  */
 import type { Interceptor } from "@connectrpc/connect";
+import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
 import { parseCredential } from "../../domain/credentials.ts";
 import { heraldError } from "../../errors.ts";
-import type { CredentialStore } from "../../store/credentials.ts";
+import { principalKey } from "../../services/context.ts";
 import { allows, isPublic, matrix, rpcName } from "../authz.ts";
-import { principalKey } from "../context.ts";
 
 const bearer = /^Bearer +(\S+) *$/i;
 
@@ -17,7 +17,7 @@ function unauthenticated(detail: string) {
   });
 }
 
-export function createAuthInterceptor(credentials: CredentialStore): Interceptor {
+export function createAuthInterceptor(credentials: CredentialVerifier): Interceptor {
   return (next) => async (req) => {
     const grants = matrix[rpcName(req.method)];
     if (grants === undefined) {

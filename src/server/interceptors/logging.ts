@@ -1,14 +1,15 @@
 /**
- * The outermost interceptor: one log line per call, and the guarantee that no unexpected error
- * reaches a client with its message. Expected errors (ConnectErrors) pass through unchanged;
+ * Just inside the REST capture, around everything else: one log line per call, and the
+ * guarantee that no unexpected error reaches a client with its message. Expected errors (ConnectErrors) pass through unchanged;
  * anything else is logged with its stack and replaced by `internal`, which the client can
  * trace through the request id.
  */
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { FastifyBaseLogger } from "fastify";
 import { heraldError, publicError } from "../../errors.ts";
+import { principalKey } from "../../services/context.ts";
 import { rpcName } from "../authz.ts";
-import { principalKey, requestIdKey, restExchangeKey } from "../context.ts";
+import { requestIdKey, restExchangeKey } from "../context.ts";
 
 function protocolOf(contentType: string | null, rest: boolean): string {
   if (rest) return "rest";

@@ -4,9 +4,9 @@
  * refusal carries `Retry-After` and a RetryInfo detail.
  */
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { TokenBucketLimiter } from "../../domain/token-bucket.ts";
 import { heraldError } from "../../errors.ts";
-import { clientAddressKey, principalKey } from "../context.ts";
-import type { TokenBucketLimiter } from "../token-bucket.ts";
+import { clientAddressKey, principalKey } from "../../services/context.ts";
 
 export function createRateLimitInterceptor(limiter: TokenBucketLimiter): Interceptor {
   const window = Math.ceil(limiter.burst / limiter.perSecond);

@@ -3,16 +3,13 @@
  * domain rules protovalidate cannot express, and what the REST shim found while transcoding,
  * reported together so that a client learns about every bad field in one answer.
  */
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { pathToString } from "@bufbuild/protobuf/reflect";
 import { createValidator } from "@bufbuild/protovalidate";
 import type { Interceptor } from "@connectrpc/connect";
+import type { DomainRule } from "../../domain/notify-rules.ts";
 import { type FieldViolation, heraldError } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
 import { restExchangeKey } from "../context.ts";
-
-/** Extra checks for one RPC: the decoded request and its headers in, violations out. */
-export type DomainRule = (message: MessageShape<DescMessage>, header: Headers) => FieldViolation[];
 
 export function createValidateInterceptor(rules: Record<string, DomainRule>): Interceptor {
   const validator = createValidator();

@@ -1,0 +1,27 @@
+/**
+ * The delivery queue as the worker and the stream hub use it: each operation is one statement
+ * in a file of its own beside this one (as graphile-worker keeps them), bound here to a pool.
+ */
+import type { Orm } from "../orm.ts";
+import { claimDue } from "./claim-due.ts";
+import { expireStreamDeliveries } from "./expire-streams.ts";
+import { fanOut } from "./fan-out.ts";
+import { markStreamed } from "./mark-streamed.ts";
+import { type DeliveryKey, type Outcome, settle } from "./settle.ts";
+import { pendingStream, streamBacklog } from "./stream-backlog.ts";
+
+export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
+  const db = () => orm.em.getConnection();
+  return {
+    fanOut: (limit: number) => fanOut(db(), limit),
+    claimDue: (limit: number) => claimDue(db(), limit, leaseSeconds),
+    settle: (items: readonly { delivery: DeliveryKey; outcome: Outcome }[]) => settle(db(), items),
+    expireStreamDeliveries: () => expireStreamDeliveries(db()),
+    streamBacklog: (deviceId: string, opts: { ids?: string[]; since?: string }) =>
+      streamBacklog(db(), deviceId, opts),
+    pendingStream: (deviceId: string, minAgeMs: number) => pendingStream(db(), deviceId, minAgeMs),
+    markStreamed: (deviceId: string, ids: readonly string[]) => markStreamed(db(), deviceId, ids),
+  };
+}
+
+export type DeliveryQueue = ReturnType<typeof createDeliveryQueue>;

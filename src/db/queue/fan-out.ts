@@ -1,0 +1,65 @@
+/**
+ * Fan-out: queued notifications become one delivery per target device. One statement, the
+ * delivery path's first: raw SQL because it is set-based (hundreds of notifications × devices
+ * in one round trip), which no entity API expresses.
+ */
+import type { Db } from "../orm.ts";
+
+/** The channel every process LISTENs on for notifications that reached stream devices. */
+export const deliveryChannel = "herald_delivery";
+/** 150 ids × 40 bytes of JSON stays well under PostgreSQL's 8000-byte NOTIFY payload limit. */
+export const announceChunk = 150;
+
+/**
+ * Fans out up to `limit` queued notifications: one delivery per enabled, signed-in device of
+ * the owning account whose topic filter admits the topic. Returns the ids fanned out and how
+ * many push (non-stream) deliveries were created.
+ *
+ * The ids that reached stream devices are announced (NOTIFY, in chunks that fit its payload
+ * limit) by the same statement, so every process's live streams learn of them when, and only
+ * when, the fan-out commits, without another round trip and commit.
+ *
+ * The claimed notifications are resolved by key behind materialised CTEs before the join to
+ * devices: with statistics lagging a burst of publishes, the planner otherwise scanned every
+ * notification of the project once per device (measured: 52,628 × 1,000 rows, 31 s).
+ */
+export async function fanOut(db: Db, limit: number): Promise<{ ids: string[]; pushes: number }> {
+  const rows = await db.execute<{ id: string; pushes: string | number }[]>(
+    `with claimed as materialized (
+       select n.id, n.topic, n.project_id from notification n
+        where n.status = 'queued' order by n.id limit ? for update skip locked
+     ), targets as materialized (
+       select c.id, c.topic, p.account_id, p.name as project
+         from claimed c join project p on p.id = c.project_id
+     ), ins as (
+       insert into delivery (notification_id, device_id, platform, next_attempt_at)
+       select t.id, d.id, d.platform, now()
+         from targets t
+         join device d on d.account_id = t.account_id
+        where d.signed_out_at is null and d.enabled
+          and (d.platform = 'stream' or d.token_box is not null)
+          and (cardinality(d.topics) = 0
+               or t.topic = any(d.topics)
+               or t.project || '/' || t.topic = any(d.topics)
+               or t.project || '/*' = any(d.topics))
+       on conflict do nothing
+       returning notification_id, platform
+     ), upd as (
+       update notification n set status = case
+           when exists (select 1 from ins where ins.notification_id = n.id) then 'delivering'
+           else 'no_devices' end
+         from claimed c where n.id = c.id
+       returning n.id
+     ), announced as materialized (
+       select pg_notify(?, json_agg(s.notification_id order by s.notification_id)::text)
+         from (select notification_id, (row_number() over (order by notification_id) - 1) / ? as chunk
+                 from (select distinct notification_id from ins where platform = 'stream') x) s
+        group by s.chunk
+     )
+     select upd.id, (select count(*) from ins where ins.platform <> 'stream') as pushes,
+            (select count(*) from announced) as announcements
+       from upd`,
+    [limit, deliveryChannel, announceChunk],
+  );
+  return { ids: rows.map((r) => r.id), pushes: Number(rows[0]?.pushes ?? 0) };
+}

@@ -1,0 +1,165 @@
+/**
+ * The publish statement: the notification row (status `queued`, the fan-out's work item) and,
+ * with an Idempotency-Key, its claim, in one statement and one commit. A 202 is sent only after
+ * that commit, and a crash at any point leaves both or neither. Raw SQL: the claim and the
+ * insert are one `INSERT … ON CONFLICT` feeding an `INSERT … WHERE EXISTS`.
+ */
+import type { Db, Orm } from "../orm.ts";
+
+/** A notification row as stored. */
+export interface NotificationRow {
+  id: string;
+  project_id: string;
+  topic: string;
+  title: string;
+  message: string;
+  priority: string;
+  click_url: string | null;
+  metadata: Record<string, unknown> | null;
+  ttl_seconds: number | null;
+  status: string;
+  created_at: Date;
+  expires_at: Date | null;
+}
+
+export interface IdempotencyClaim {
+  key: string;
+  fingerprint: Buffer;
+  /** The response to replay, byte for byte, when the key is used again. */
+  response: Uint8Array;
+  ttlSeconds: number;
+  /** How long to wait for a concurrent request holding the key to commit. */
+  waitMs: number;
+}
+
+export type PublishResult =
+  | { kind: "created" }
+  | { kind: "replay"; response: Buffer }
+  | { kind: "mismatch" }
+  /** Another request holding the key did not commit within the wait. */
+  | { kind: "busy" };
+
+export const notificationColumns =
+  "id, project_id, topic, title, message, priority, click_url, metadata, ttl_seconds, status, created_at, expires_at";
+
+function values(n: NotificationRow): unknown[] {
+  return [
+    n.id,
+    n.project_id,
+    n.topic,
+    n.title,
+    n.message,
+    n.priority,
+    n.click_url,
+    n.metadata === null ? null : JSON.stringify(n.metadata),
+    n.ttl_seconds,
+    n.status,
+    n.created_at,
+    n.expires_at,
+  ];
+}
+
+const insertPlain = `insert into notification (${notificationColumns}) values (?, ?, ?, ?, ?, ?, ?, ?::json, ?, ?, ?, ?)`;
+
+/*
+ * Claims the key and inserts the notification in one statement. A concurrent request holding the
+ * same key makes this one wait on the unique index until it commits (or until lock_timeout); an
+ * expired record is taken over. When the claim fails, nothing is inserted.
+ */
+const insertIdempotent = `
+  with claim as (
+    insert into idempotency_record as r
+      (project_id, key, fingerprint, notification_id, response, created_at, expires_at)
+    values (?::uuid, ?, ?, ?::uuid, ?, ?::timestamptz, ?::timestamptz + make_interval(secs => ?))
+    on conflict (project_id, key) do update
+      set fingerprint = excluded.fingerprint, notification_id = excluded.notification_id,
+          response = excluded.response, created_at = excluded.created_at,
+          expires_at = excluded.expires_at
+      where r.expires_at <= now()
+    returning 1
+  )
+  insert into notification (${notificationColumns})
+  select ?::uuid, ?::uuid, ?, ?, ?, ?, ?, ?::json, ?::int, ?, ?::timestamptz, ?::timestamptz
+  where exists (select 1 from claim)`;
+
+/** PostgreSQL's lock_not_available, however the driver or the ORM wrapped it. */
+function isLockTimeout(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; cause?: { code?: string } } | undefined;
+  return (
+    e?.code === "55P03" || e?.cause?.code === "55P03" || e?.name === "LockWaitTimeoutException"
+  );
+}
+
+/** Inserts the notification; with a claim, only if the key is free (or its record expired). */
+export async function publish(
+  orm: Orm,
+  n: NotificationRow,
+  claim?: IdempotencyClaim,
+): Promise<PublishResult> {
+  if (!claim) {
+    await orm.em.getConnection().execute(insertPlain, values(n), "run");
+    return { kind: "created" };
+  }
+  // Two rounds at most: the record we collided with can expire and be purged in between.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const inserted = await claimAndInsert(orm, n, claim).catch((err: unknown) => {
+      if (isLockTimeout(err)) return "busy" as const;
+      throw err;
+    });
+    if (inserted === "busy") return { kind: "busy" };
+    if (inserted) return { kind: "created" };
+    const earlier = await lookupClaim(
+      orm.em.getConnection(),
+      n.project_id,
+      claim.key,
+      claim.fingerprint,
+    );
+    if (earlier) return earlier;
+  }
+  throw new Error("idempotency record vanished twice");
+}
+
+/**
+ * The idempotent insert in a transaction of its own, whose `lock_timeout` bounds only this
+ * statement's wait for a concurrent holder of the key (never the pool's other statements).
+ */
+async function claimAndInsert(orm: Orm, n: NotificationRow, claim: IdempotencyClaim) {
+  return orm.em.fork().transactional(async (em) => {
+    await em.execute(`set local lock_timeout = ${Math.floor(claim.waitMs)}`);
+    const res = await em.execute<{ affectedRows: number }>(
+      insertIdempotent,
+      [
+        n.project_id,
+        claim.key,
+        claim.fingerprint,
+        n.id,
+        Buffer.from(claim.response),
+        n.created_at,
+        n.created_at,
+        claim.ttlSeconds,
+        ...values(n),
+      ],
+      "run",
+    );
+    return res.affectedRows === 1;
+  });
+}
+
+/** What an earlier request with this key says about this one, if the key is in use. */
+export async function lookupClaim(
+  db: Db,
+  projectId: string,
+  key: string,
+  fingerprint: Buffer,
+): Promise<Extract<PublishResult, { kind: "replay" | "mismatch" }> | undefined> {
+  const rows = await db.execute<{ fingerprint: Buffer; response: Buffer }[]>(
+    `select fingerprint, response from idempotency_record
+      where project_id = ? and key = ? and expires_at > now()`,
+    [projectId, key],
+  );
+  const record = rows[0];
+  if (!record) return undefined;
+  return record.fingerprint.equals(fingerprint)
+    ? { kind: "replay", response: record.response }
+    : { kind: "mismatch" };
+}

@@ -1,0 +1,38 @@
+/**
+ * The settle: the outcomes of many sends recorded in one statement (a worker's sends finish
+ * together, and a thousand single-row updates would cost a thousand round trips).
+ */
+import type { Db } from "../orm.ts";
+
+export type Outcome =
+  | { state: "sent" }
+  | { state: "failed" | "expired"; error: string }
+  | { state: "pending"; error: string; nextAttemptAt: Date };
+
+export interface DeliveryKey {
+  notification_id: string;
+  device_id: string;
+}
+
+/** Records each outcome on its still-pending delivery and releases the lease. */
+export async function settle(
+  db: Db,
+  items: readonly { delivery: DeliveryKey; outcome: Outcome }[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const rows = items.map(({ delivery: d, outcome: o }) => ({
+    n: d.notification_id,
+    d: d.device_id,
+    s: o.state,
+    e: o.state === "sent" ? "" : o.error,
+    t: o.state === "pending" ? o.nextAttemptAt.toISOString() : null,
+  }));
+  await db.execute(
+    `update delivery d set state = o.s, last_error = o.e, locked_until = null, updated_at = now(),
+            next_attempt_at = coalesce(o.t, d.next_attempt_at),
+            sent_at = case when o.s = 'sent' then now() else d.sent_at end
+       from json_to_recordset(?::json) as o(n uuid, d uuid, s text, e text, t timestamptz)
+      where d.notification_id = o.n and d.device_id = o.d and d.state = 'pending'`,
+    [JSON.stringify(rows)],
+  );
+}

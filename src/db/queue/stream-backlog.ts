@@ -1,0 +1,48 @@
+/**
+ * What a stream device is to be sent: the stream side of the queue. Stream deliveries are not
+ * claimed by the worker; the process holding the device's stream reads them here and marks
+ * them `sent` as it writes them (mark-streamed.ts).
+ */
+import type { Db } from "../orm.ts";
+
+/** A JSON array of ids as a set of uuids (the driver would expand a JS array into parameters). */
+export const jsonIds = "(select (json_array_elements_text(?::json))::uuid)";
+
+/**
+ * The device's deliveries among `ids` still pending, or, for a catch-up, every one newer than
+ * `since` that it has not acknowledged yet. In id (creation) order.
+ */
+export async function streamBacklog(
+  db: Db,
+  deviceId: string,
+  opts: { ids?: string[]; since?: string },
+): Promise<string[]> {
+  if (opts.ids) {
+    const rows = await db.execute<{ notification_id: string }[]>(
+      `select notification_id from delivery
+        where device_id = ? and state = 'pending' and notification_id in ${jsonIds}
+        order by notification_id`,
+      [deviceId, JSON.stringify(opts.ids)],
+    );
+    return rows.map((r) => r.notification_id);
+  }
+  const rows = await db.execute<{ notification_id: string }[]>(
+    `select notification_id from delivery
+      where device_id = ? and state in ('pending', 'sent') and notification_id > ?::uuid
+      order by notification_id limit 1000`,
+    [deviceId, opts.since ?? "00000000-0000-0000-0000-000000000000"],
+  );
+  return rows.map((r) => r.notification_id);
+}
+
+/** The device's stream deliveries still pending after `minAgeMs`, oldest first (a safety net). */
+export async function pendingStream(db: Db, deviceId: string, minAgeMs: number): Promise<string[]> {
+  const rows = await db.execute<{ notification_id: string }[]>(
+    `select notification_id from delivery
+      where device_id = ? and state = 'pending' and platform = 'stream'
+        and created_at <= now() - make_interval(secs => ?)
+      order by notification_id limit 500`,
+    [deviceId, minAgeMs / 1000],
+  );
+  return rows.map((r) => r.notification_id);
+}

@@ -1,0 +1,60 @@
+/** Accounts: created with their default project, found by email (case-insensitive) or id. */
+import { UniqueConstraintViolationException } from "@mikro-orm/core";
+import { uuidv7 } from "../../domain/ids.ts";
+import { Account } from "../entities/account.ts";
+import { Project } from "../entities/project.ts";
+import type { Orm } from "../orm.ts";
+import type { ProjectRow } from "./projects.ts";
+
+export type AccountRow = InstanceType<typeof Account.class>;
+
+export class AccountRepository {
+  readonly #orm: Orm;
+
+  constructor(orm: Orm) {
+    this.#orm = orm;
+  }
+
+  /** Creates an account with its default project; undefined if the email is taken. */
+  async create(
+    email: string,
+    passwordHash: string | null,
+  ): Promise<{ account: AccountRow; project: ProjectRow } | undefined> {
+    try {
+      return await this.#orm.em.fork().transactional(async (em) => {
+        const account = em.create(Account, {
+          id: uuidv7(),
+          email,
+          passwordHash,
+          plan: "free",
+          createdAt: new Date(),
+        });
+        // The account row first: the ORM orders inserts by relations, and these are plain ids.
+        await em.flush();
+        const project = em.create(Project, {
+          id: uuidv7(),
+          accountId: account.id,
+          name: "default",
+          isDefault: true,
+          createdAt: new Date(),
+        });
+        await em.flush();
+        return { account, project };
+      });
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) return undefined;
+      throw err;
+    }
+  }
+
+  async findByEmail(email: string): Promise<AccountRow | null> {
+    const rows = await this.#orm.em
+      .fork()
+      .find(Account, { email: { $ilike: email.replace(/[\\%_]/g, "\\$&") } }, { limit: 1 });
+    return rows[0] ?? null;
+  }
+
+  async get(id: string): Promise<AccountRow | null> {
+    return this.#orm.em.fork().findOne(Account, { id });
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Project API keys: minted here, the secret returned once to the caller, only its digest
+ * written. (Verification, on every request, is credential-verifier.ts.)
+ */
+import { digestCredential, displayPrefix, mintCredential } from "../../domain/credentials.ts";
+import { uuidv7 } from "../../domain/ids.ts";
+import { ApiKey } from "../entities/api-key.ts";
+import { Project } from "../entities/project.ts";
+import type { Orm } from "../orm.ts";
+
+export type ApiKeyRow = InstanceType<typeof ApiKey.class>;
+
+export class ApiKeyRepository {
+  readonly #orm: Orm;
+
+  constructor(orm: Orm) {
+    this.#orm = orm;
+  }
+
+  async create(
+    projectId: string,
+    name: string,
+    scopes: readonly string[],
+  ): Promise<{ secret: string; key: ApiKeyRow }> {
+    const em = this.#orm.em.fork();
+    const secret = mintCredential("apiKey");
+    const key = em.create(ApiKey, {
+      id: uuidv7(),
+      projectId,
+      name,
+      secretDigest: digestCredential(secret),
+      displayPrefix: displayPrefix(secret),
+      scopes: [...scopes],
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return { secret, key };
+  }
+
+  async list(projectId: string): Promise<ApiKeyRow[]> {
+    return this.#orm.em.fork().find(ApiKey, { projectId }, { orderBy: { id: "desc" } });
+  }
+
+  /** Revokes a key of one of the account's projects; null when there is no such key. */
+  async revoke(accountId: string, id: string): Promise<ApiKeyRow | null> {
+    const em = this.#orm.em.fork();
+    const key = await em.findOne(ApiKey, { id });
+    if (!key) return null;
+    const project = await em.findOne(Project, { id: key.projectId, accountId });
+    if (!project) return null;
+    key.revokedAt ??= new Date();
+    await em.flush();
+    return key;
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * CLI tokens: an account's credentials for the CLI and SDK, minted by a password login or an
+ * approved device login. The secret is returned once; only its digest is written.
+ */
+import { digestCredential, displayPrefix, mintCredential } from "../../domain/credentials.ts";
+import { uuidv7 } from "../../domain/ids.ts";
+import { CliToken } from "../entities/cli-token.ts";
+import type { Orm } from "../orm.ts";
+
+export type CliTokenRow = InstanceType<typeof CliToken.class>;
+
+export class CliTokenRepository {
+  readonly #orm: Orm;
+
+  constructor(orm: Orm) {
+    this.#orm = orm;
+  }
+
+  async mint(accountId: string, name: string): Promise<{ secret: string; token: CliTokenRow }> {
+    const em = this.#orm.em.fork();
+    const secret = mintCredential("cliToken");
+    const token = em.create(CliToken, {
+      id: uuidv7(),
+      accountId,
+      name,
+      secretDigest: digestCredential(secret),
+      displayPrefix: displayPrefix(secret),
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return { secret, token };
+  }
+
+  async list(accountId: string): Promise<CliTokenRow[]> {
+    return this.#orm.em.fork().find(CliToken, { accountId }, { orderBy: { id: "desc" } });
+  }
+
+  async revoke(accountId: string, id: string): Promise<CliTokenRow | null> {
+    const em = this.#orm.em.fork();
+    const token = await em.findOne(CliToken, { id, accountId });
+    if (!token) return null;
+    token.revokedAt ??= new Date();
+    await em.flush();
+    return token;
+  }
+}

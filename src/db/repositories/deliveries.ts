@@ -1,0 +1,101 @@
+/**
+ * Deliveries as devices and publishers see them: a device marks what it fetched or opened, a
+ * publisher reads per-device states. Raw SQL by the ORM rule (the delivery table belongs to the
+ * queue, db/queue/); these are single indexed statements.
+ */
+import type { Orm } from "../orm.ts";
+import { jsonIds } from "../queue/stream-backlog.ts";
+
+export interface DeviceDeliveryRow {
+  device_id: string;
+  device_name: string;
+  platform: string;
+  state: string;
+  attempts: number;
+  last_error: string;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  opened_at: Date | null;
+  updated_at: Date;
+}
+
+export class DeliveryRepository {
+  readonly #orm: Orm;
+
+  constructor(orm: Orm) {
+    this.#orm = orm;
+  }
+
+  get #db() {
+    return this.#orm.em.getConnection();
+  }
+
+  /**
+   * The device fetched, acknowledged or opened it; states only move forward (delivered → opened).
+   * (Streams mark `sent` in bulk: queue/mark-streamed.ts.)
+   */
+  async markByDevice(
+    deviceId: string,
+    notificationId: string,
+    state: "delivered" | "opened",
+  ): Promise<boolean> {
+    const rank = { delivered: 2, opened: 3 }[state];
+    const res = await this.#db.execute<{ affectedRows: number }>(
+      `update delivery set state = ?, updated_at = now(),
+              sent_at = coalesce(sent_at, now()),
+              delivered_at = case when ? >= 2 then coalesce(delivered_at, now()) else delivered_at end,
+              opened_at = case when ? >= 3 then coalesce(opened_at, now()) else opened_at end
+        where device_id = ? and notification_id = ?
+          and (case state when 'pending' then 0 when 'sent' then 1 when 'delivered' then 2
+                          when 'opened' then 3 else 9 end) < ?`,
+      [state, rank, rank, deviceId, notificationId, rank],
+      "run",
+    );
+    return res.affectedRows === 1;
+  }
+
+  /** Whether the notification was delivered to this device at all. */
+  async isFor(deviceId: string, notificationId: string): Promise<boolean> {
+    const rows = await this.#db.execute(
+      "select 1 from delivery where device_id = ? and notification_id = ?",
+      [deviceId, notificationId],
+    );
+    return rows.length === 1;
+  }
+
+  /** One notification's deliveries, one per device, by device name. */
+  async forNotification(notificationId: string): Promise<DeviceDeliveryRow[]> {
+    const rows = await this.#db.execute<Record<string, unknown>[]>(
+      `select d.device_id, v.name as device_name, d.platform, d.state, d.attempts, d.last_error,
+              d.sent_at, d.delivered_at, d.opened_at, d.updated_at
+         from delivery d join device v on v.id = d.device_id
+        where d.notification_id = ? order by v.name, d.device_id`,
+      [notificationId],
+    );
+    const date = (v: unknown) => (v ? new Date(v as string) : null);
+    return rows.map((r) => ({
+      ...(r as unknown as DeviceDeliveryRow),
+      sent_at: date(r.sent_at),
+      delivered_at: date(r.delivered_at),
+      opened_at: date(r.opened_at),
+      updated_at: new Date(r.updated_at as string),
+    }));
+  }
+
+  /** Delivery counts per state for many notifications at once. */
+  async summaries(ids: string[]): Promise<Map<string, Record<string, number>>> {
+    const out = new Map<string, Record<string, number>>();
+    if (ids.length === 0) return out;
+    const rows = await this.#db.execute<{ notification_id: string; state: string; n: string }[]>(
+      `select notification_id, state, count(*) as n from delivery
+        where notification_id in ${jsonIds} group by notification_id, state`,
+      [JSON.stringify(ids)],
+    );
+    for (const r of rows) {
+      const m = out.get(r.notification_id) ?? {};
+      m[r.state] = Number(r.n);
+      out.set(r.notification_id, m);
+    }
+    return out;
+  }
+}

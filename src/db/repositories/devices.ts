@@ -1,0 +1,150 @@
+/**
+ * Devices of an account. A device's push token is sealed with the push-token key ring
+ * (AES-256-GCM, the device id as associated data) and indexed by an HMAC blind index:
+ * registering a token that another device row holds signs that row out, so one physical device
+ * is never registered twice.
+ */
+import { digestCredential, displayPrefix, mintCredential } from "../../domain/credentials.ts";
+import { uuidv7 } from "../../domain/ids.ts";
+import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
+import { Device } from "../entities/device.ts";
+import type { Orm } from "../orm.ts";
+
+export type DeviceRow = InstanceType<typeof Device.class>;
+
+/** Rows re-sealed per batch by `reencryptAll`. */
+const reencryptBatch = 500;
+
+export class DeviceRepository {
+  readonly #orm: Orm;
+  readonly #ring: PushTokenKeyRing;
+
+  constructor(orm: Orm, ring: PushTokenKeyRing) {
+    this.#orm = orm;
+    this.#ring = ring;
+  }
+
+  async create(
+    accountId: string,
+    name: string,
+    platform: string,
+  ): Promise<{ credential: string; device: DeviceRow }> {
+    const em = this.#orm.em.fork();
+    const credential = mintCredential("device");
+    const device = em.create(Device, {
+      id: uuidv7(),
+      accountId,
+      name,
+      platform,
+      credentialDigest: digestCredential(credential),
+      credentialPrefix: displayPrefix(credential),
+      tokenLast4: "",
+      topics: [],
+      enabled: true,
+      disabledReason: "",
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return { credential, device };
+  }
+
+  /** A signed-in device of the account. */
+  async get(accountId: string, id: string): Promise<DeviceRow | null> {
+    return this.#orm.em.fork().findOne(Device, { accountId, id, signedOutAt: null });
+  }
+
+  async list(accountId: string): Promise<DeviceRow[]> {
+    return this.#orm.em
+      .fork()
+      .find(Device, { accountId, signedOutAt: null }, { orderBy: { id: "desc" } });
+  }
+
+  /** Seals and stores the device's push token; signs out any other row holding the same token. */
+  async registerChannel(deviceId: string, token: string): Promise<DeviceRow> {
+    return this.#orm.em.fork().transactional(async (em) => {
+      const device = await em.findOneOrFail(Device, { id: deviceId });
+      const index = this.#ring.blindIndex(device.platform, token);
+      const sealed = this.#ring.seal(token, device.id);
+      await em.nativeUpdate(
+        Device,
+        { tokenIndex: index, id: { $ne: device.id }, signedOutAt: null },
+        { signedOutAt: new Date(), tokenBox: null, tokenIndex: null },
+      );
+      Object.assign(device, {
+        tokenKeyId: sealed.keyId,
+        tokenBox: sealed.box,
+        tokenIndex: index,
+        tokenLast4: token.slice(-4),
+        enabled: true,
+        disabledReason: "",
+        lastSeenAt: new Date(),
+      });
+      return device;
+    });
+  }
+
+  async setTopics(deviceId: string, topics: readonly string[]): Promise<DeviceRow> {
+    const em = this.#orm.em.fork();
+    const device = await em.findOneOrFail(Device, { id: deviceId });
+    device.topics = [...topics];
+    device.lastSeenAt = new Date();
+    await em.flush();
+    return device;
+  }
+
+  async rename(accountId: string, id: string, name: string): Promise<DeviceRow | null> {
+    const em = this.#orm.em.fork();
+    const device = await em.findOne(Device, { accountId, id, signedOutAt: null });
+    if (!device) return null;
+    device.name = name;
+    await em.flush();
+    return device;
+  }
+
+  /** Signs a device out: its credential stops working and its token is erased. */
+  async signOut(accountId: string, id: string): Promise<boolean> {
+    const changed = await this.#orm.em
+      .fork()
+      .nativeUpdate(
+        Device,
+        { accountId, id, signedOutAt: null },
+        { signedOutAt: new Date(), tokenBox: null, tokenIndex: null, tokenKeyId: null },
+      );
+    return changed === 1;
+  }
+
+  /** A push service said the token is dead: no more pushes until the device registers again. */
+  async disable(deviceId: string, reason: string): Promise<void> {
+    await this.#orm.em
+      .fork()
+      .nativeUpdate(Device, { id: deviceId }, { enabled: false, disabledReason: reason });
+  }
+
+  /** Re-seals every token not under the newest key. Returns how many rows changed. */
+  async reencryptAll(): Promise<number> {
+    const current = this.#ring.current.id;
+    let changed = 0;
+    for (;;) {
+      const em = this.#orm.em.fork();
+      const rows = await em.find(
+        Device,
+        { tokenBox: { $ne: null }, tokenKeyId: { $ne: current } },
+        { orderBy: { id: "asc" }, limit: reencryptBatch },
+      );
+      if (rows.length === 0) return changed;
+      for (const r of rows) {
+        const plain = this.#ring.open(
+          { keyId: r.tokenKeyId as string, box: r.tokenBox as Buffer },
+          r.id,
+        );
+        const sealed = this.#ring.seal(plain, r.id);
+        // Only if still under the key it was read with (a server may re-register meanwhile).
+        changed += await em.nativeUpdate(
+          Device,
+          { id: r.id, tokenKeyId: r.tokenKeyId },
+          { tokenKeyId: sealed.keyId, tokenBox: sealed.box },
+        );
+      }
+    }
+  }
+}

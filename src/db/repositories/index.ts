@@ -1,0 +1,38 @@
+/** Every repository of the persistence wing, over one ORM. */
+import type { Log } from "../../domain/log.ts";
+import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
+import type { Orm } from "../orm.ts";
+import { AccountRepository } from "./accounts.ts";
+import { ApiKeyRepository } from "./api-keys.ts";
+import { CliTokenRepository } from "./cli-tokens.ts";
+import { CredentialVerifier } from "./credential-verifier.ts";
+import { DeliveryRepository } from "./deliveries.ts";
+import { DeviceLoginRepository } from "./device-logins.ts";
+import { DeviceRepository } from "./devices.ts";
+import { NotificationRepository } from "./notifications.ts";
+import { PairingCodeRepository } from "./pairing-codes.ts";
+import { ProjectRepository } from "./projects.ts";
+import { RetentionRepository } from "./retention.ts";
+import { UsageRepository } from "./usage.ts";
+
+export function createRepositories(
+  orm: Orm,
+  opts: { credentialCacheMs: number; tokenKeys: PushTokenKeyRing; log: Log },
+) {
+  return {
+    accounts: new AccountRepository(orm),
+    projects: new ProjectRepository(orm),
+    apiKeys: new ApiKeyRepository(orm),
+    cliTokens: new CliTokenRepository(orm),
+    credentials: new CredentialVerifier(orm, opts.credentialCacheMs, opts.log),
+    deliveries: new DeliveryRepository(orm),
+    deviceLogins: new DeviceLoginRepository(orm),
+    devices: new DeviceRepository(orm, opts.tokenKeys),
+    notifications: new NotificationRepository(orm),
+    pairingCodes: new PairingCodeRepository(orm),
+    retention: new RetentionRepository(orm),
+    usage: new UsageRepository(orm),
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;

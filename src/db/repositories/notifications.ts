@@ -1,0 +1,108 @@
+/**
+ * Notifications: publishing (the statement itself is in queue/publish.ts) and reading history.
+ * Raw SQL throughout, by the ORM rule: this is the delivery path's table, written set-wise by
+ * the queue, and `metadata` is `json` text returned exactly as stored.
+ */
+import type { Orm } from "../orm.ts";
+import { enqueueDirect } from "../queue/enqueue-direct.ts";
+import {
+  type IdempotencyClaim,
+  lookupClaim,
+  type NotificationRow,
+  notificationColumns,
+  type PublishResult,
+  publish,
+} from "../queue/publish.ts";
+import { jsonIds } from "../queue/stream-backlog.ts";
+
+export type { IdempotencyClaim, NotificationRow, PublishResult };
+
+/** Raw rows carry timestamps as strings and json as text or objects: normalise them. */
+function toRow(r: Record<string, unknown>): NotificationRow {
+  const row = r as unknown as NotificationRow;
+  return {
+    ...row,
+    metadata: typeof r.metadata === "string" ? JSON.parse(r.metadata) : row.metadata,
+    created_at: new Date(r.created_at as string),
+    expires_at: r.expires_at === null ? null : new Date(r.expires_at as string),
+  };
+}
+
+export class NotificationRepository {
+  readonly #orm: Orm;
+
+  constructor(orm: Orm) {
+    this.#orm = orm;
+  }
+
+  get #db() {
+    return this.#orm.em.getConnection();
+  }
+
+  publish(n: NotificationRow, claim?: IdempotencyClaim): Promise<PublishResult> {
+    return publish(this.#orm, n, claim);
+  }
+
+  /** A notification for one device only (a test), committed with its delivery. */
+  enqueueDirect(
+    notification: { id: string; projectId: string; topic: string; title: string; message: string },
+    device: { id: string; platform: string },
+  ): Promise<void> {
+    return enqueueDirect(this.#orm, notification, device);
+  }
+
+  /** The replay (or mismatch) an earlier request with this key gives, if the key is in use. */
+  lookupClaim(projectId: string, key: string, fingerprint: Buffer) {
+    return lookupClaim(this.#db, projectId, key, fingerprint);
+  }
+
+  async get(projectId: string, id: string): Promise<NotificationRow | undefined> {
+    const rows = await this.#db.execute<Record<string, unknown>[]>(
+      `select ${notificationColumns} from notification where project_id = ? and id = ?`,
+      [projectId, id],
+    );
+    return rows[0] && toRow(rows[0]);
+  }
+
+  /** A notification by id alone: for the device inbox, whose access is checked by delivery. */
+  async byId(id: string): Promise<NotificationRow | undefined> {
+    const rows = await this.#db.execute<Record<string, unknown>[]>(
+      `select ${notificationColumns} from notification where id = ?`,
+      [id],
+    );
+    return rows[0] && toRow(rows[0]);
+  }
+
+  /** Several notifications by id (device inbox), in id order. */
+  async byIds(ids: readonly string[]): Promise<NotificationRow[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.#db.execute<Record<string, unknown>[]>(
+      `select ${notificationColumns} from notification where id in ${jsonIds} order by id`,
+      [JSON.stringify(ids)],
+    );
+    return rows.map(toRow);
+  }
+
+  /** Newest first; `beforeId` continues after the last row of the previous page. */
+  async list(
+    projectId: string,
+    opts: { topic?: string; beforeId?: string; limit: number },
+  ): Promise<NotificationRow[]> {
+    const where = ["project_id = ?"];
+    const params: unknown[] = [projectId];
+    if (opts.topic) {
+      where.push("topic = ?");
+      params.push(opts.topic);
+    }
+    if (opts.beforeId) {
+      where.push("id < ?");
+      params.push(opts.beforeId);
+    }
+    params.push(opts.limit);
+    const rows = await this.#db.execute<Record<string, unknown>[]>(
+      `select ${notificationColumns} from notification where ${where.join(" and ")} order by id desc limit ?`,
+      params,
+    );
+    return rows.map(toRow);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Retention: notifications (with their deliveries) are deleted once older than the retention
+ * period, idempotency records once expired (24 hours), device logins an hour after expiring. Deletes go in batches of a few
+ * thousand rows, each its own short statement, so a purge never holds locks for long; several
+ * processes may purge at once (rows are taken with SKIP LOCKED).
+ */
+import { uuidv7Floor } from "../../domain/month.ts";
+import type { Orm } from "../orm.ts";
+
+const batch = 5000;
+
+export interface Purged {
+  notifications: number;
+  idempotencyRecords: number;
+  deviceLogins: number;
+}
+
+export class RetentionRepository {
+  readonly #orm: Orm;
+
+  constructor(orm: Orm) {
+    this.#orm = orm;
+  }
+
+  get #db() {
+    return this.#orm.em.getConnection();
+  }
+
+  async purge(retentionDays: number, now = new Date()): Promise<Purged> {
+    const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
+    let notifications = 0;
+    for (;;) {
+      const n = await this.#purgeNotifications(cutoff);
+      notifications += n;
+      if (n < batch) break;
+    }
+    let idempotencyRecords = 0;
+    for (;;) {
+      const rows = await this.#db.execute<{ n: string | number }[]>(
+        `with gone as (
+           delete from idempotency_record r using (
+             select project_id, key from idempotency_record where expires_at < ?
+              limit ? for update skip locked
+           ) x where r.project_id = x.project_id and r.key = x.key
+           returning 1
+         ) select count(*) as n from gone`,
+        [now, batch],
+      );
+      const n = Number(rows[0]?.n ?? 0);
+      idempotencyRecords += n;
+      if (n < batch) break;
+    }
+    // Device logins an hour past their expiry: polling answers `expired_token` with or without
+    // the row, and its user code becomes free for new logins.
+    const logins = await this.#db.execute<{ n: string | number }[]>(
+      `with gone as (
+         delete from device_login where expires_at < ? returning 1
+       ) select count(*) as n from gone`,
+      [new Date(now.getTime() - 3_600_000)],
+    );
+    return { notifications, idempotencyRecords, deviceLogins: Number(logins[0]?.n ?? 0) };
+  }
+
+  /**
+   * One batch of notifications created before `cutoff`; their deliveries go with them (cascade)
+   * and their number is added to the account's month in `usage_purged`. The id bound (ids are
+   * UUIDv7, time-ordered) lets the primary key find them; `created_at` decides.
+   */
+  async #purgeNotifications(cutoff: Date): Promise<number> {
+    const rows = await this.#db.execute<{ n: string | number }[]>(
+      `with gone as (
+         delete from notification n using (
+           select id from notification
+            where id < ?::uuid and created_at < ?
+            order by id limit ? for update skip locked
+         ) x where n.id = x.id
+         returning n.project_id, n.created_at
+       ), counted as (
+         insert into usage_purged (account_id, month, notifications)
+         select p.account_id, date_trunc('month', g.created_at at time zone 'UTC')::date, count(*)
+           from gone g join project p on p.id = g.project_id
+          group by 1, 2
+         on conflict (account_id, month)
+           do update set notifications = usage_purged.notifications + excluded.notifications
+         returning 1
+       )
+       select (select count(*) from gone) as n, (select count(*) from counted) as months`,
+      [uuidv7Floor(cutoff.getTime() + 1), cutoff, batch],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+}

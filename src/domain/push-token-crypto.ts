@@ -1,0 +1,89 @@
+/**
+ * Push tokens at rest (PRODUCT.md): AES-256-GCM with a key id per row so keys can rotate, the
+ * row's identity as associated data so a ciphertext cannot be moved to another row, and an
+ * HMAC-SHA-256 blind index so that the same token is found (and not registered twice) without
+ * decrypting anything. The index key never rotates: changing it would orphan every index.
+ */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+
+export interface PushTokenKey {
+  /** Short identifier stored with each row, e.g. `k2026a`. */
+  id: string;
+  /** 32 bytes. */
+  key: Buffer;
+}
+
+export interface Sealed {
+  keyId: string;
+  /** 12-byte nonce ‖ ciphertext ‖ 16-byte tag. */
+  box: Buffer;
+}
+
+export class PushTokenKeyRing {
+  /** Newest first: the first key encrypts, any key decrypts. */
+  readonly keys: readonly PushTokenKey[];
+  readonly #indexKey: Buffer;
+
+  constructor(keys: readonly PushTokenKey[], indexKey: Buffer) {
+    if (keys.length === 0) throw new Error("the token key ring is empty");
+    for (const k of [...keys.map((k) => k.key), indexKey]) {
+      if (k.length !== 32) throw new Error("token keys must be 32 bytes");
+    }
+    this.keys = keys;
+    this.#indexKey = indexKey;
+  }
+
+  get current(): PushTokenKey {
+    return this.keys[0] as PushTokenKey;
+  }
+
+  seal(plaintext: string, rowIdentity: string): Sealed {
+    const { id, key } = this.current;
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", key, iv);
+    cipher.setAAD(Buffer.from(rowIdentity));
+    const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+    return { keyId: id, box: Buffer.concat([iv, body, cipher.getAuthTag()]) };
+  }
+
+  /** Throws when the key is unknown or the box was tampered with or moved to another row. */
+  open(sealed: Sealed, rowIdentity: string): string {
+    const key = this.keys.find((k) => k.id === sealed.keyId);
+    if (!key) throw new Error(`token key ${sealed.keyId} is not in the key ring`);
+    const iv = sealed.box.subarray(0, 12);
+    const tag = sealed.box.subarray(sealed.box.length - 16);
+    const decipher = createDecipheriv("aes-256-gcm", key.key, iv);
+    decipher.setAAD(Buffer.from(rowIdentity));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([
+      decipher.update(sealed.box.subarray(12, sealed.box.length - 16)),
+      decipher.final(),
+    ]).toString("utf8");
+  }
+
+  /** Deterministic, keyed: equal tokens of a platform give equal indexes. */
+  blindIndex(platform: string, token: string): Buffer {
+    return createHmac("sha256", this.#indexKey).update(`${platform}\0${token}`).digest();
+  }
+}
+
+/** Parses `id:base64,id:base64` (newest first). */
+export function parseKeyList(raw: string): PushTokenKey[] {
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [id, b64] = entry.split(":");
+      if (!id || !b64) throw new Error("HERALD_TOKEN_KEYS entries are id:base64key");
+      return { id, key: Buffer.from(b64, "base64") };
+    });
+}
+
+export function generateKeyMaterial(): { keys: string; indexKey: string } {
+  const id = `k${new Date().toISOString().slice(0, 10).replaceAll("-", "")}`;
+  return {
+    keys: `${id}:${randomBytes(32).toString("base64")}`,
+    indexKey: randomBytes(32).toString("base64"),
+  };
+}

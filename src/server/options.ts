@@ -1,0 +1,33 @@
+/**
+ * Fastify's options for Herald: one port for HTTP/1.1 and h2c, request ids, body limit, the
+ * proxies whose X-Forwarded-For counts, and no per-request log (the logging interceptor logs
+ * one line per call instead).
+ */
+import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
+import { type FastifyServerFactory, type FastifyServerOptions, LogController } from "fastify";
+import type { Config } from "../config.ts";
+import { createPolyglotServer, type Handler } from "./polyglot.ts";
+
+export function serverOptions(
+  config: Config,
+  logger: FastifyServerOptions["logger"] | undefined,
+): FastifyServerOptions {
+  const trust = config.trustProxy;
+  return {
+    logger: logger ?? { level: config.logLevel },
+    // One port, HTTP/1.1 and h2c. Fastify's types know one server kind at a time; both kinds of
+    // request reach the same handler, which Fastify and Connect support.
+    serverFactory: ((handler: Handler) =>
+      createPolyglotServer(handler, {
+        keepAliveTimeoutMs: config.keepAliveMs,
+      }) as unknown as Server) as unknown as FastifyServerFactory,
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: () => `req_${randomBytes(9).toString("base64url")}`,
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: "idle",
+    // A hop count trusts that many proxies nearest to us (what proxy-addr does for a number).
+    trustProxy: typeof trust === "number" ? (_address: string, hop: number) => hop < trust : trust,
+    return503OnClosing: true,
+  };
+}

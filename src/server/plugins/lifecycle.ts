@@ -1,0 +1,41 @@
+/**
+ * What runs beside the requests, started when the app is ready and stopped when it closes:
+ * the stream hub, and (where this process runs one) the delivery worker and retention. On
+ * close, in-flight calls get a grace period, then whatever still runs (streams) is cut.
+ */
+import type { FastifyInstance } from "fastify";
+import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
+import type { RetentionTimer } from "../../delivery/retention-timer.ts";
+import type { Sender } from "../../delivery/senders/sender.ts";
+import type { StreamHub } from "../../delivery/stream-hub.ts";
+import type { DeliveryWorker } from "../../delivery/worker.ts";
+
+export interface Background {
+  hub: StreamHub;
+  /** Undefined when this process runs no worker (HERALD_WORKER=0). */
+  worker: DeliveryWorker | undefined;
+  retention: RetentionTimer | undefined;
+  senders: readonly Sender[];
+  credentials: CredentialVerifier;
+  /** Aborted `graceMs` after close begins: cuts the calls still running. */
+  shutdown: AbortController;
+  graceMs: number;
+}
+
+export function registerLifecycle(app: FastifyInstance, bg: Background): void {
+  app.addHook("preClose", async () => {
+    setTimeout(() => bg.shutdown.abort(), bg.graceMs).unref();
+  });
+  app.addHook("onReady", async () => {
+    await bg.hub.start();
+    bg.worker?.start();
+    bg.retention?.start();
+  });
+  app.addHook("onClose", async () => {
+    await bg.retention?.stop();
+    await bg.worker?.stop();
+    await bg.hub.close();
+    await Promise.all(bg.senders.map((s) => s.close()));
+    await bg.credentials.drain();
+  });
+}

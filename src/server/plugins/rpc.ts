@@ -1,0 +1,76 @@
+/**
+ * Registers Herald's RPC surfaces on Fastify: Connect, gRPC and gRPC-Web on the RPC paths, and
+ * the REST shim on the `google.api.http` paths, all from one Connect router and therefore one
+ * interceptor chain.
+ */
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type ContextValues,
+  createConnectRouter,
+  type Interceptor,
+} from "@connectrpc/connect";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { registerRestRoutes } from "../rest/shim.ts";
+
+export interface ConnectOptions {
+  routes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+  contextValues: (req: FastifyRequest) => ContextValues;
+  /** Largest accepted RPC message, the same limit as REST bodies. */
+  readMaxBytes: number;
+  /** Aborts in-flight calls when the server shuts down. */
+  shutdownSignal: AbortSignal;
+}
+
+export async function registerConnect(app: FastifyInstance, opts: ConnectOptions): Promise<void> {
+  const router = createConnectRouter({
+    interceptors: opts.interceptors,
+    readMaxBytes: opts.readMaxBytes,
+    acceptCompression: [compressionGzip, compressionBrotli],
+    shutdownSignal: opts.shutdownSignal,
+  });
+  opts.routes(router);
+
+  await app.register(async (rpc) => {
+    // Connect reads the raw body itself, whatever the content type.
+    rpc.removeAllContentTypeParsers();
+    rpc.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
+    for (const handler of router.handlers) {
+      rpc.post(handler.requestPath, async (req, reply) => {
+        reply.hijack();
+        const uRes = await handler(
+          universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
+        );
+        for (const [k, v] of Object.entries(reply.getHeaders())) {
+          if (v !== undefined) reply.raw.setHeader(k, v);
+        }
+        try {
+          await universalResponseToNodeResponse(uRes, reply.raw);
+        } catch (err) {
+          // A client that goes away mid-response (a stream it stopped reading) is no error of
+          // ours; anything else is logged, since the reply is already ours alone (hijacked).
+          if (reply.raw.destroyed || ConnectError.from(err).code === Code.Aborted) {
+            req.log.debug({ err }, "client went away during the response");
+          } else {
+            req.log.error({ err }, "writing the RPC response failed");
+          }
+        }
+      });
+    }
+  });
+
+  await app.register(async (rest) => {
+    // POST /v1/notify takes JSON whatever the Content-Type says (or without one).
+    rest.removeAllContentTypeParsers();
+    rest.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+    registerRestRoutes(rest, router.handlers, { contextValues: opts.contextValues });
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * Decoding a REST request field by field, so that every field it cannot take is named (wrong
+ * JSON type, unknown name, a number sent as a string) rather than the first one alone.
+ */
+import {
+  type DescField,
+  type DescMessage,
+  fromJson,
+  type JsonObject,
+  type JsonValue,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import type { FieldViolation } from "../../errors.ts";
+
+/** The field name used for problems with the request body as a whole. */
+export const bodyField = "(body)";
+
+const numericScalars = new Set([
+  ScalarType.INT32,
+  ScalarType.INT64,
+  ScalarType.UINT32,
+  ScalarType.UINT64,
+  ScalarType.SINT32,
+  ScalarType.SINT64,
+  ScalarType.FIXED32,
+  ScalarType.FIXED64,
+  ScalarType.SFIXED32,
+  ScalarType.SFIXED64,
+  ScalarType.FLOAT,
+  ScalarType.DOUBLE,
+]);
+
+function expected(field: DescField): string {
+  if (field.fieldKind === "list") return "must be an array";
+  if (field.fieldKind === "map") return "must be a JSON object";
+  if (field.fieldKind === "enum") return "must be one of the documented values";
+  if (field.fieldKind === "message") {
+    if (field.message.typeName === "google.protobuf.Struct") return "must be a JSON object";
+    if (field.message.typeName === "google.protobuf.Timestamp")
+      return "must be an RFC 3339 timestamp";
+    return "must be a JSON object";
+  }
+  switch (field.scalar) {
+    case ScalarType.STRING:
+      return "must be a string";
+    case ScalarType.BOOL:
+      return "must be a boolean";
+    case ScalarType.BYTES:
+      return "must be base64 bytes";
+    case ScalarType.FLOAT:
+    case ScalarType.DOUBLE:
+      return "must be a number";
+    default:
+      return "must be an integer";
+  }
+}
+
+/**
+ * Decodes what it can of `json` into a message of `schema`, and lists every field it could not
+ * take. `strict` (request bodies) refuses numbers sent as strings, which proto JSON tolerates.
+ */
+export function decodeLeniently(
+  schema: DescMessage,
+  json: Record<string, unknown>,
+  strict: boolean,
+  violations: FieldViolation[],
+): JsonObject {
+  const accepted: JsonObject = {};
+  for (const [key, value] of Object.entries(json)) {
+    const field = schema.fields.find((f) => f.name === key || f.jsonName === key);
+    if (!field) {
+      violations.push({ field: key, message: "is not a field of this request" });
+      continue;
+    }
+    if (field.jsonName in accepted) {
+      violations.push({ field: field.name, message: "is given twice" });
+      continue;
+    }
+    const isNumber = field.fieldKind === "scalar" && numericScalars.has(field.scalar);
+    if (strict && isNumber && value !== null && typeof value !== "number") {
+      violations.push({ field: field.name, message: expected(field) });
+      continue;
+    }
+    try {
+      fromJson(schema, { [field.jsonName]: value as JsonValue });
+      accepted[field.jsonName] = value as JsonValue;
+    } catch {
+      violations.push({ field: field.name, message: expected(field) });
+    }
+  }
+  return accepted;
+}
+
+/** The body as JSON, or undefined (empty, or not JSON: then a violation says so). */
+export function parseBody(raw: unknown, violations: FieldViolation[]): unknown {
+  const text = typeof raw === "string" ? raw : "";
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    violations.push({ field: bodyField, message: `is not valid JSON: ${(e as Error).message}` });
+    return undefined;
+  }
+}

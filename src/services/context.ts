@@ -1,0 +1,14 @@
+/**
+ * What the use cases read from a call's context: who is calling and from where. Transport
+ * (src/server/) fills these in; services only read them, and know nothing of HTTP.
+ */
+import { createContextKey } from "@connectrpc/connect";
+import type { Principal } from "../domain/principal.ts";
+
+/** The client's network address (after trusted proxies), for per-address limits. */
+export const clientAddressKey = createContextKey<string>("", { description: "client address" });
+
+/** The authenticated caller, set by authentication before any handler runs. */
+export const principalKey = createContextKey<Principal | undefined>(undefined, {
+  description: "the authenticated caller",
+});

@@ -1,0 +1,58 @@
+/** Every proto service's implementation, registered on a Connect router. */
+import type { ConnectRouter } from "@connectrpc/connect";
+import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
+import { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
+import { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
+import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
+import type { Config } from "../config.ts";
+import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
+import type { Repositories } from "../db/repositories/index.ts";
+import type { StreamHub } from "../delivery/stream-hub.ts";
+import type { Log } from "../domain/log.ts";
+import type { LoginLimiter } from "../domain/login-limiter.ts";
+import { createAccountService } from "./account-service.ts";
+import { createApiKeyService } from "./api-key-service.ts";
+import { createAuthService } from "./auth-service.ts";
+import { createDeviceService } from "./device-service.ts";
+import { createInboxService } from "./inbox-service.ts";
+import { createNotifyService } from "./notify-service.ts";
+import { createProjectService } from "./project-service.ts";
+
+export interface ServiceDeps {
+  config: Config;
+  repos: Repositories;
+  queue: DeliveryQueue;
+  hub: StreamHub;
+  limiter: LoginLimiter;
+  log: Log;
+  /** A notification was committed: wake this process's delivery worker. */
+  onPublished: () => void;
+}
+
+export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
+  const { config, repos, queue, hub, limiter, log, onPublished } = deps;
+  router.service(NotifyService, createNotifyService({ ...repos, onPublished, config }));
+  router.service(AccountService, createAccountService({ ...repos, config }));
+  router.service(AuthService, createAuthService({ ...repos, limiter, config }));
+  router.service(ProjectService, createProjectService(repos.projects));
+  router.service(ApiKeyService, createApiKeyService(repos));
+  router.service(
+    DeviceService,
+    createDeviceService({
+      ...repos,
+      limiter,
+      // A test notification skips the fan-out: tell the worker and every process's streams.
+      onEnqueued: (id) => {
+        onPublished();
+        void hub.announce([id]).catch((err: unknown) => log.warn({ err }, "announce"));
+      },
+    }),
+  );
+  router.service(
+    InboxService,
+    createInboxService({ ...repos, queue, hub, keepaliveMs: config.streamKeepaliveMs }),
+  );
+}
