@@ -22,7 +22,7 @@ export interface Config {
   logLevel: string;
   /** Largest accepted request body (16 KiB): the JSON of a maximal notification is far below it. */
   bodyLimitBytes: number;
-  /** How long an idempotency key is remembered (PRODUCT.md: 24 hours). */
+  /** How long an idempotency key is remembered (docs/api.md: 24 hours). */
   idempotencyTtlSeconds: number;
   /**
    * How long a concurrent duplicate waits for the first request with its idempotency key to

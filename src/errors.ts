@@ -110,8 +110,13 @@ export function heraldError(code: ErrorCode, detail: string, opts: HeraldErrorOp
   return new ConnectError(detail, catalogue[code].connect, opts.metadata, details, opts.cause);
 }
 
-/** The catalogue code for a Connect code when the error did not come from heraldError. */
-const codeByConnectCode: Partial<Record<Code, ErrorCode>> = {
+/**
+ * The catalogue code of an error that carries no Herald ErrorInfo, by its Connect code: the one
+ * table the server (errors raised by Connect itself) and the SDK (errors of the call) share.
+ * `Aborted` is a call cut short (the server shutting down, a reset connection), not an
+ * idempotency conflict: that one always carries its ErrorInfo.
+ */
+export const codeByConnectCode: Partial<Record<Code, ErrorCode>> = {
   [Code.InvalidArgument]: "invalid_argument",
   [Code.OutOfRange]: "invalid_argument",
   [Code.Unauthenticated]: "unauthenticated",
@@ -119,7 +124,7 @@ const codeByConnectCode: Partial<Record<Code, ErrorCode>> = {
   [Code.NotFound]: "not_found",
   [Code.AlreadyExists]: "already_exists",
   [Code.Unimplemented]: "not_found",
-  [Code.Aborted]: "idempotency_key_in_use",
+  [Code.Aborted]: "unavailable",
   [Code.ResourceExhausted]: "rate_limited",
   [Code.Unavailable]: "unavailable",
   [Code.Canceled]: "canceled",

@@ -7,13 +7,27 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import type { Command } from "./command.ts";
 import { login, logout, whoami } from "./commands/auth.ts";
+import { devices } from "./commands/devices.ts";
+import { history } from "./commands/history.ts";
+import { keys } from "./commands/keys.ts";
 import { listen } from "./commands/listen.ts";
-import { manage } from "./commands/manage.ts";
 import { notify } from "./commands/notify.ts";
+import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
 import { Context, describeFailure, exit, type Io } from "./context.ts";
 
-const commands: Command[] = [login, logout, whoami, notify, run, listen, ...manage];
+const commands: Command[] = [
+  login,
+  logout,
+  whoami,
+  notify,
+  run,
+  listen,
+  ...projects,
+  ...keys,
+  ...devices,
+  ...history,
+];
 
 const globalOptions = {
   url: { type: "string" },

@@ -1,5 +1,5 @@
 /**
- * Credential formats (PRODUCT.md): a kind prefix, 32 random base62 characters and a 6-character
+ * Credential formats (docs/auth.md): a kind prefix, 32 random base62 characters and a 6-character
  * base62 CRC32 of those 32 (GitHub's scheme, so that secret scanners can recognise our tokens
  * and we can reject a mistyped one without asking the database).
  */

@@ -1,4 +1,4 @@
-/** PRODUCT.md's priority mapping, per platform. */
+/** The priority mapping per platform (docs/delivery.md). */
 export const apnsPriority = (p: string) =>
   p === "low"
     ? { priority: 5, interruptionLevel: "passive" }

@@ -1,5 +1,5 @@
 /**
- * Push tokens at rest (PRODUCT.md): AES-256-GCM with a key id per row so keys can rotate, the
+ * Push tokens at rest (docs/delivery.md): AES-256-GCM with a key id per row so keys can rotate, the
  * row's identity as associated data so a ciphertext cannot be moved to another row, and an
  * HMAC-SHA-256 blind index so that the same token is found (and not registered twice) without
  * decrypting anything. The index key never rotates: changing it would orphan every index.

@@ -4,7 +4,7 @@ import {
   ErrorInfoSchema,
   RetryInfoSchema,
 } from "../../gen/google/rpc/error_details_pb.ts";
-import { catalogue, type ErrorCode } from "../errors.ts";
+import { catalogue, codeByConnectCode, type ErrorCode } from "../errors.ts";
 
 /** The HTTP status REST answers for a code (0 for codes of the client's own, like `network`). */
 const statusOf = (code: string): number =>
@@ -55,14 +55,11 @@ export class HeraldError extends Error {
     const code =
       info?.reason ??
       // Without Herald's ErrorInfo, these mean the server was not reached or the connection
-      // broke (Connect reports a reset socket as `aborted`).
+      // broke (Connect reports a reset socket as `aborted`): a client-side notion the server's
+      // table cannot have.
       (ce.code === Code.Unavailable || ce.code === Code.Unknown || ce.code === Code.Aborted
         ? "network"
-        : ce.code === Code.DeadlineExceeded
-          ? "deadline_exceeded"
-          : ce.code === Code.Canceled
-            ? "canceled"
-            : "internal");
+        : (codeByConnectCode[ce.code] ?? "internal"));
     const retry = ce.findDetails(RetryInfoSchema)[0]?.retryDelay;
     const retryAfter = ce.metadata.get("retry-after");
     return new HeraldError(ce.rawMessage, {

@@ -5,7 +5,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   type InboxService,
   type SubscribeResponse,
@@ -30,6 +30,28 @@ export interface InboxDeps {
   keepaliveMs: number;
 }
 
+/**
+ * Waits until `wake` is called, the call ends, or `ms` pass (then `timedOut` is true: time for a
+ * keepalive).
+ */
+function waitForNews(ms: number, signal: AbortSignal) {
+  let wake = () => {};
+  const timedOut = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(true), ms);
+    const onAbort = () => resolve(false);
+    signal.addEventListener("abort", onAbort, { once: true });
+    wake = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      resolve(false);
+    };
+  });
+  return { timedOut, wake };
+}
+
+const keepalive = (): SubscribeResponse =>
+  create(SubscribeResponseSchema, { event: { case: "keepalive", value: timestampNow() } });
+
 export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxService> {
   const { deliveries, queue, devices, notifications, hub, keepaliveMs } = deps;
 
@@ -39,25 +61,25 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     }
   };
 
+  /** The calling device, when it may subscribe with this `since`. */
+  const streamDevice = async (ctx: HandlerContext, since: string) => {
+    const p = principalOf(ctx);
+    const device = await devices.get(p.accountId, p.credentialId);
+    if (!device) throw heraldError("unauthenticated", "this device is signed out");
+    if (device.platform !== "stream") {
+      throw heraldError("failed_precondition", "only stream devices subscribe; push devices fetch");
+    }
+    if (since && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(since)) {
+      throw heraldError("invalid_argument", "invalid request: since", {
+        violations: [{ field: "since", message: "must be a notification id" }],
+      });
+    }
+    return device;
+  };
+
   return {
     async *subscribe(req, ctx) {
-      const p = principalOf(ctx);
-      const device = await devices.get(p.accountId, p.credentialId);
-      if (!device) throw heraldError("unauthenticated", "this device is signed out");
-      if (device.platform !== "stream") {
-        throw heraldError(
-          "failed_precondition",
-          "only stream devices subscribe; push devices fetch",
-        );
-      }
-      if (
-        req.since &&
-        !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(req.since)
-      ) {
-        throw heraldError("invalid_argument", "invalid request: since", {
-          violations: [{ field: "since", message: "must be a notification id" }],
-        });
-      }
+      const device = await streamDevice(ctx, req.since);
       // Register before catching up so nothing published meanwhile is missed.
       const pending: string[] = [];
       let wake: (() => void) | undefined;
@@ -90,23 +112,11 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             await marking;
             continue;
           }
-          const timedOut = await new Promise<boolean>((resolve) => {
-            const timer = setTimeout(() => resolve(true), keepaliveMs);
-            const onAbort = () => resolve(false);
-            ctx.signal.addEventListener("abort", onAbort, { once: true });
-            wake = () => {
-              clearTimeout(timer);
-              ctx.signal.removeEventListener("abort", onAbort);
-              resolve(false);
-            };
-          });
+          const quiet = waitForNews(keepaliveMs, ctx.signal);
+          wake = quiet.wake;
+          const timedOut = await quiet.timedOut;
           wake = undefined;
-          if (timedOut) {
-            const keepalive: SubscribeResponse = create(SubscribeResponseSchema, {
-              event: { case: "keepalive", value: timestampNow() },
-            });
-            yield keepalive;
-          }
+          if (timedOut) yield keepalive();
         }
       } finally {
         unsubscribe();

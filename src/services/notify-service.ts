@@ -76,6 +76,38 @@ function quotaExceeded(quota: number, now: Date) {
   );
 }
 
+/** The row a publish inserts: defaults filled in, `queued` for the fan-out. */
+function rowOf(req: NotifyRequest, projectId: string, now: Date): NotificationRow {
+  return {
+    id: uuidv7(now.getTime()),
+    project_id: projectId,
+    topic: req.topic || "default",
+    title: req.title,
+    message: req.message,
+    priority: req.priority || "normal",
+    click_url: req.clickUrl ?? null,
+    metadata: req.metadata ?? null,
+    ttl_seconds: req.ttlSeconds ?? null,
+    status: "queued",
+    created_at: now,
+    expires_at:
+      req.ttlSeconds === undefined ? null : new Date(now.getTime() + req.ttlSeconds * 1000),
+  };
+}
+
+function idempotencyConflict(result: { kind: "busy" | "mismatch" }) {
+  return result.kind === "busy"
+    ? heraldError(
+        "idempotency_key_in_use",
+        "a request with this Idempotency-Key is still in progress; retry shortly",
+        { retryAfterSeconds: 1, metadata: { "retry-after": "1" } },
+      )
+    : heraldError(
+        "idempotency_key_reused",
+        "this Idempotency-Key was already used with a different request body in this project",
+      );
+}
+
 export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof NotifyService> {
   const { notifications: store, deliveries, onPublished, projects, usage, config } = deps;
   const projectOf = async (ctx: HandlerContext) => (await projectScope(ctx, projects)).projectId;
@@ -83,21 +115,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
     async notify(req, ctx) {
       const { projectId, accountId } = await projectScope(ctx, projects);
       const now = new Date();
-      const row: NotificationRow = {
-        id: uuidv7(now.getTime()),
-        project_id: projectId,
-        topic: req.topic || "default",
-        title: req.title,
-        message: req.message,
-        priority: req.priority || "normal",
-        click_url: req.clickUrl ?? null,
-        metadata: req.metadata ?? null,
-        ttl_seconds: req.ttlSeconds ?? null,
-        status: "queued",
-        created_at: now,
-        expires_at:
-          req.ttlSeconds === undefined ? null : new Date(now.getTime() + req.ttlSeconds * 1000),
-      };
+      const row = rowOf(req, projectId, now);
       const response = create(NotifyResponseSchema, { notification: notificationToProto(row) });
       const key = ctx.requestHeader.get("idempotency-key");
       const fingerprint = key === null ? undefined : fingerprintOf(req);
@@ -128,19 +146,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
           onPublished();
         }
       }
-      if (result.kind === "busy") {
-        throw heraldError(
-          "idempotency_key_in_use",
-          "a request with this Idempotency-Key is still in progress; retry shortly",
-          { retryAfterSeconds: 1, metadata: { "retry-after": "1" } },
-        );
-      }
-      if (result.kind === "mismatch") {
-        throw heraldError(
-          "idempotency_key_reused",
-          "this Idempotency-Key was already used with a different request body in this project",
-        );
-      }
+      if (result.kind === "busy" || result.kind === "mismatch") throw idempotencyConflict(result);
       const answer: MessageShape<typeof NotifyResponseSchema> =
         result.kind === "replay" ? fromBinary(NotifyResponseSchema, result.response) : response;
       if (result.kind === "replay") ctx.responseHeader.set(replayedHeader, "true");

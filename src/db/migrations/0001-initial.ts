@@ -7,6 +7,7 @@ import { Migration } from "@mikro-orm/migrations";
 export class Migration0001Initial extends Migration {
   override name = "0001-initial";
 
+  // Stays whole: one migration is one DDL script, applied as written and never edited.
   up(): void {
     this.addSql(`
       create table account (

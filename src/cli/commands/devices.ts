@@ -1,0 +1,103 @@
+/** `herald devices list|rename|remove|test|pair`: the account's receiving devices. */
+import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
+import type { Command } from "../command.ts";
+import { exit } from "../context.ts";
+import { need, table, when } from "../format.ts";
+
+export const devices: Command[] = [
+  {
+    name: "devices list",
+    summary: "list your devices",
+    usage: "herald devices list",
+    options: {},
+    async run(ctx) {
+      const { devices } = await ctx
+        .client(DeviceService)
+        .listDevices({}, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(
+        table([
+          ["ID", "NAME", "PLATFORM", "TOKEN", "ENABLED", "TOPICS"],
+          ...devices.map((d) => [
+            d.id,
+            d.name,
+            d.platform,
+            d.tokenLast4 ? `…${d.tokenLast4}` : "",
+            d.enabled ? "yes" : `no: ${d.disabledReason}`,
+            d.topics.join(",") || "all",
+          ]),
+        ]),
+        devices.map((d) => ({
+          id: d.id,
+          name: d.name,
+          platform: d.platform,
+          enabled: d.enabled,
+          topics: d.topics,
+        })),
+      );
+      return exit.ok;
+    },
+  },
+  {
+    name: "devices rename",
+    summary: "rename a device",
+    usage: "herald devices rename ID NAME",
+    options: {},
+    async run(ctx, { positionals }) {
+      const [id, ...name] = need(positionals, 2, "herald devices rename ID NAME");
+      await ctx
+        .client(DeviceService)
+        .renameDevice(
+          { id: id as string, name: name.join(" ") },
+          { headers: ctx.headers(ctx.ownerToken) },
+        );
+      ctx.out(`renamed ${id}`, { id, name: name.join(" ") });
+      return exit.ok;
+    },
+  },
+  {
+    name: "devices remove",
+    summary: "remove a device (it stops receiving at once)",
+    usage: "herald devices remove ID",
+    options: {},
+    async run(ctx, { positionals }) {
+      const [id] = need(positionals, 1, "herald devices remove ID");
+      await ctx
+        .client(DeviceService)
+        .removeDevice({ id }, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(`removed ${id}`, { id, removed: true });
+      return exit.ok;
+    },
+  },
+  {
+    name: "devices test",
+    summary: "send a test notification to one device",
+    usage: "herald devices test ID",
+    options: {},
+    async run(ctx, { positionals }) {
+      const [id] = need(positionals, 1, "herald devices test ID");
+      const res = await ctx
+        .client(DeviceService)
+        .sendTestNotification({ id }, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(`sent ${res.notificationId}: see \`herald status ${res.notificationId}\``, {
+        notification_id: res.notificationId,
+      });
+      return exit.ok;
+    },
+  },
+  {
+    name: "devices pair",
+    summary: "print a short-lived code to sign a phone in",
+    usage: "herald devices pair",
+    options: {},
+    async run(ctx) {
+      const res = await ctx
+        .client(DeviceService)
+        .createPairingCode({}, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(`${res.code}\n(enter it in the Herald app within 10 minutes; it works once)`, {
+        code: res.code,
+        expires_at: when(res.expiresAt),
+      });
+      return exit.ok;
+    },
+  },
+];

@@ -1,0 +1,68 @@
+/** `herald history` and `herald status`: what was published and where it went. */
+import { NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
+import type { Command } from "../command.ts";
+import { CliError, exit } from "../context.ts";
+import { need, table, when } from "../format.ts";
+
+export const history: Command[] = [
+  {
+    name: "history",
+    summary: "recent notifications of the project",
+    usage: "herald history [--topic T] [--limit N]",
+    options: { topic: { type: "string" }, limit: { type: "string" } },
+    async run(ctx, { values }) {
+      const limit = values.limit === undefined ? 20 : Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+        throw new CliError("--limit must be 1..100", exit.usage);
+      const res = await ctx
+        .client(NotifyService)
+        .listNotifications(
+          { topic: (values.topic as string | undefined) ?? "", pageSize: limit },
+          { headers: ctx.headers(ctx.publisherSecret) },
+        );
+      ctx.out(
+        table([
+          ["ID", "CREATED", "TOPIC", "STATUS", "TITLE"],
+          ...res.notifications.map((n) => [n.id, when(n.createdAt), n.topic, n.status, n.title]),
+        ]),
+        res.notifications.map((n) => ({
+          id: n.id,
+          created_at: when(n.createdAt),
+          topic: n.topic,
+          status: n.status,
+          title: n.title,
+        })),
+      );
+      return exit.ok;
+    },
+  },
+  {
+    name: "status",
+    summary: "a notification's delivery, device by device",
+    usage: "herald status ID",
+    options: {},
+    async run(ctx, { positionals }) {
+      const [id] = need(positionals, 1, "herald status ID");
+      const { notification: n } = await ctx
+        .client(NotifyService)
+        .getNotification({ id }, { headers: ctx.headers(ctx.publisherSecret) });
+      const devices = n?.deviceDeliveries ?? [];
+      ctx.out(
+        `${n?.title}\nstatus: ${n?.status}\n\n${table([["DEVICE", "PLATFORM", "STATE", "ATTEMPTS", "UPDATED", "ERROR"], ...devices.map((d) => [d.deviceName, d.platform, d.state, String(d.attempts), when(d.updatedAt), d.lastError])])}`,
+        {
+          id: n?.id,
+          status: n?.status,
+          devices: devices.map((d) => ({
+            device_id: d.deviceId,
+            name: d.deviceName,
+            platform: d.platform,
+            state: d.state,
+            attempts: d.attempts,
+            last_error: d.lastError,
+          })),
+        },
+      );
+      return exit.ok;
+    },
+  },
+];

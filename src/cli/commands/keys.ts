@@ -1,0 +1,82 @@
+/** `herald keys create|list|revoke`: a project's API keys. */
+import { ApiKeyService } from "../../../gen/herald/v1/api_key_service_pb.ts";
+import type { Command } from "../command.ts";
+import { exit } from "../context.ts";
+import { need, table, when } from "../format.ts";
+import { projectId } from "./projects.ts";
+
+export const keys: Command[] = [
+  {
+    name: "keys create",
+    summary: "create an API key (its secret is shown once)",
+    usage: "herald keys create NAME [--scope write|read …] [--project P]",
+    options: { scope: { type: "string", multiple: true } },
+    async run(ctx, { positionals, values }) {
+      const [name] = need(positionals, 1, "herald keys create NAME");
+      const res = await ctx.client(ApiKeyService).createApiKey(
+        {
+          projectId: await projectId(ctx),
+          name,
+          scopes: (values.scope as string[] | undefined) ?? [],
+        },
+        { headers: ctx.headers(ctx.ownerToken) },
+      );
+      if (!ctx.flags.json) {
+        ctx.io.stderr("This secret is shown once and cannot be recovered. Store it now:\n");
+      }
+      ctx.out(res.secret, {
+        secret: res.secret,
+        id: res.apiKey?.id,
+        name,
+        scopes: res.apiKey?.scopes,
+      });
+      return exit.ok;
+    },
+  },
+  {
+    name: "keys list",
+    summary: "list the project's API keys",
+    usage: "herald keys list [--project P]",
+    options: {},
+    async run(ctx) {
+      const { apiKeys } = await ctx
+        .client(ApiKeyService)
+        .listApiKeys({ projectId: await projectId(ctx) }, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(
+        table([
+          ["ID", "NAME", "KEY", "SCOPES", "LAST USED", "REVOKED"],
+          ...apiKeys.map((k) => [
+            k.id,
+            k.name,
+            k.displayPrefix,
+            k.scopes.join(","),
+            when(k.lastUsedAt),
+            when(k.revokedAt),
+          ]),
+        ]),
+        apiKeys.map((k) => ({
+          id: k.id,
+          name: k.name,
+          display_prefix: k.displayPrefix,
+          scopes: k.scopes,
+          revoked: k.revokedAt !== undefined,
+        })),
+      );
+      return exit.ok;
+    },
+  },
+  {
+    name: "keys revoke",
+    summary: "revoke an API key (effective everywhere within a second)",
+    usage: "herald keys revoke ID",
+    options: {},
+    async run(ctx, { positionals }) {
+      const [id] = need(positionals, 1, "herald keys revoke ID");
+      await ctx
+        .client(ApiKeyService)
+        .revokeApiKey({ id }, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(`revoked ${id}`, { id, revoked: true });
+      return exit.ok;
+    },
+  },
+];
