@@ -3,12 +3,12 @@
  * idempotency records go; what is kept stays; and the month's quota still counts what went.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RetentionRepository } from "../src/db/repositories/retention.ts";
-import { UsageRepository } from "../src/db/repositories/usage.ts";
-import { uuidv7 } from "../src/domain/ids.ts";
-import { sql } from "./helpers/db.ts";
-import { body } from "./helpers/http.ts";
-import { notify, startServer, type TestServer } from "./helpers/server.ts";
+import { RetentionRepository } from "../../src/db/repositories/retention.ts";
+import { UsageRepository } from "../../src/db/repositories/usage.ts";
+import { uuidv7 } from "../../src/domain/ids.ts";
+import { sql } from "../helpers/db.ts";
+import { body } from "../helpers/http.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -6,14 +6,15 @@ import { toJsonString } from "@bufbuild/protobuf";
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AccountService } from "../gen/herald/v1/account_service_pb.ts";
-import { ApiKeyService, ListApiKeysResponseSchema } from "../gen/herald/v1/api_key_service_pb.ts";
-import { AuthService, ListCliTokensResponseSchema } from "../gen/herald/v1/auth_service_pb.ts";
-import { NotifyService } from "../gen/herald/v1/notify_service_pb.ts";
-import { ProjectService } from "../gen/herald/v1/project_service_pb.ts";
-import { sql } from "./helpers/db.ts";
-import { body, failure } from "./helpers/http.ts";
-import { notify, ownerPassword, startServer, type TestServer } from "./helpers/server.ts";
+import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
+import { ApiKeyService, ListApiKeysResponseSchema } from "../../gen/herald/v1/api_key_service_pb.ts";
+import { AuthService, ListCliTokensResponseSchema } from "../../gen/herald/v1/auth_service_pb.ts";
+import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
+import { sql } from "../helpers/db.ts";
+import { body, failure } from "../helpers/http.ts";
+import { notify, ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -221,9 +222,11 @@ describe("projects and API keys", () => {
     );
     expect(published.status).toBe(202);
     expect(published.json.project_id).toBe(projectId);
-    await new Promise((r) => setTimeout(r, 100)); // last_used_at is written off the request path
-    const used = await c.keys.listApiKeys({ projectId }, bearer(token));
-    expect(used.apiKeys[0]?.lastUsedAt).toBeDefined();
+    // last_used_at is written off the request path.
+    const lastUsed = async () =>
+      (await c.keys.listApiKeys({ projectId }, bearer(token))).apiKeys[0]?.lastUsedAt;
+    await waitFor(async () => (await lastUsed()) !== undefined);
+    expect(await lastUsed()).toBeDefined();
 
     await c.keys.revokeApiKey({ id: created.api_key.id }, bearer(token));
     await new Promise((r) => setTimeout(r, 1000));

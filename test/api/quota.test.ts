@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UsageRepository } from "../src/db/repositories/usage.ts";
-import { sql } from "./helpers/db.ts";
-import { body } from "./helpers/http.ts";
-import { notify, startServer, type TestServer } from "./helpers/server.ts";
+import { UsageRepository } from "../../src/db/repositories/usage.ts";
+import { sql } from "../helpers/db.ts";
+import { body } from "../helpers/http.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -6,18 +6,18 @@ import { create, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AccountService } from "../gen/herald/v1/account_service_pb.ts";
-import { ApiKeyService } from "../gen/herald/v1/api_key_service_pb.ts";
-import { AuthService } from "../gen/herald/v1/auth_service_pb.ts";
-import { DeviceService } from "../gen/herald/v1/device_service_pb.ts";
-import { InboxService } from "../gen/herald/v1/inbox_service_pb.ts";
-import { NotifyService } from "../gen/herald/v1/notify_service_pb.ts";
-import { ProjectService } from "../gen/herald/v1/project_service_pb.ts";
-import { mintCredential } from "../src/domain/credentials.ts";
-import type { Principal } from "../src/domain/principal.ts";
-import { allows, type Grant, matrix, rpcName } from "../src/server/authz.ts";
-import { sql } from "./helpers/db.ts";
-import { addKey, ownerPassword, startServer, type TestServer } from "./helpers/server.ts";
+import { mintCredential } from "../../src/domain/credentials.ts";
+import type { Principal } from "../../src/domain/principal.ts";
+import { allows, type Grant, matrix, rpcName } from "../../src/server/authz.ts";
+import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
+import { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
+import { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
+import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
+import { sql } from "../helpers/db.ts";
+import { addKey, ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 
 const services: DescService[] = [
   NotifyService,

@@ -3,16 +3,16 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mintCredential } from "../src/domain/credentials.ts";
-import { sql } from "./helpers/db.ts";
-import { body } from "./helpers/http.ts";
+import { mintCredential } from "../../src/domain/credentials.ts";
+import { sql } from "../helpers/db.ts";
+import { body } from "../helpers/http.ts";
 import {
   addKey,
   addProjectWithKey,
   notify,
   startServer,
   type TestServer,
-} from "./helpers/server.ts";
+} from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -44,17 +44,13 @@ describe("authentication", () => {
     await expect401(`Basic ${server.apiKey}`);
     await expect401("Bearer ");
   });
-  it("refuses a key whose checksum is wrong without looking it up", async () => {
+  // That no lookup happens is the pure parseCredential's (test/unit/domain/credentials.test.ts).
+  it("refuses a key whose checksum is wrong as malformed", async () => {
     const good = server.apiKey;
     const last = good.at(-1) === "A" ? "B" : "A";
     const bad = good.slice(0, -1) + last;
-    const before = await sql<{ n: number }>(
-      server.databaseUrl,
-      "select count(*)::int as n from api_key",
-    );
     const json = await expect401(`Bearer ${bad}`);
     expect(json.detail).toMatch(/malformed/);
-    expect(before[0]?.n).toBeGreaterThan(0);
   });
   it("refuses a well-formed key that does not exist", async () => {
     const json = await expect401(`Bearer ${mintCredential("apiKey")}`);

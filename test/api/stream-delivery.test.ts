@@ -5,10 +5,10 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeviceService } from "../gen/herald/v1/device_service_pb.ts";
-import { InboxService, type SubscribeResponse } from "../gen/herald/v1/inbox_service_pb.ts";
-import { sql } from "./helpers/db.ts";
-import { body, failure } from "./helpers/http.ts";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { InboxService, type SubscribeResponse } from "../../gen/herald/v1/inbox_service_pb.ts";
+import { sql } from "../helpers/db.ts";
+import { body, failure } from "../helpers/http.ts";
 import {
   addProjectWithKey,
   notify,
@@ -16,7 +16,7 @@ import {
   startPeer,
   startServer,
   type TestServer,
-} from "./helpers/server.ts";
+} from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -3,9 +3,9 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sql } from "./helpers/db.ts";
-import { body } from "./helpers/http.ts";
-import { addProjectWithKey, notify, startServer, type TestServer } from "./helpers/server.ts";
+import { sql } from "../helpers/db.ts";
+import { body } from "../helpers/http.ts";
+import { addProjectWithKey, notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

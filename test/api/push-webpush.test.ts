@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import webpush from "web-push";
-import { unconfiguredSender } from "../src/delivery/senders/sender.ts";
-import { createWebPushSender } from "../src/delivery/senders/web-push.ts";
-import { type FakeWebPush, startFakeWebPush } from "./fakes/web-push-server.ts";
-import { newAccount, pushDevice, settled, type TestAccount } from "./helpers/accounts.ts";
-import { sql } from "./helpers/db.ts";
-import { body } from "./helpers/http.ts";
-import { notify, startPeer, startServer, type TestServer } from "./helpers/server.ts";
+import { unconfiguredSender } from "../../src/delivery/senders/sender.ts";
+import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
+import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
+import { newAccount, pushDevice, settled, type TestAccount } from "../helpers/accounts.ts";
+import { sql } from "../helpers/db.ts";
+import { body } from "../helpers/http.ts";
+import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
 
 let fake: FakeWebPush;
 let server: TestServer;

@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freshDatabase, sql } from "./helpers/db.ts";
-import { keyFrom, spawnHerald, waitForKey } from "./helpers/process.ts";
+import { freshDatabase, sql } from "../helpers/db.ts";
+import { keyFrom, spawnHerald, waitForKey } from "../helpers/process.ts";
 
 const dirs: string[] = [];
 afterAll(() => {

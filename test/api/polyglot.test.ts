@@ -7,7 +7,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPolyglotServer, type PolyglotServer } from "../src/server/polyglot.ts";
+import { createPolyglotServer, type PolyglotServer } from "../../src/server/polyglot.ts";
 
 let server: PolyglotServer;
 let port: number;

@@ -4,9 +4,9 @@
  */
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Herald, HeraldError } from "../src/sdk/index.ts";
-import { sql } from "./helpers/db.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { Herald, HeraldError } from "../../src/sdk/index.ts";
+import { sql } from "../helpers/db.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -5,10 +5,11 @@ import { chmodSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../src/cli/main.ts";
-import { sql } from "./helpers/db.ts";
-import { body } from "./helpers/http.ts";
-import { ownerPassword, startServer, type TestServer } from "./helpers/server.ts";
+import { runCli } from "../../src/cli/main.ts";
+import { sql } from "../helpers/db.ts";
+import { body } from "../helpers/http.ts";
+import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -290,7 +291,16 @@ describe("listen", () => {
     // Published while nobody listens:
     await cli(["notify", "missed one", "--topic", "listen-test"], { home: sender });
     await cli(["notify", "missed two", "--topic", "listen-test"], { home: sender });
-    await new Promise((r) => setTimeout(r, 500));
+    // Both fanned out to the listening device (its first delivery is acknowledged already).
+    await waitFor(
+      async () =>
+        (
+          await sql<{ n: number }>(
+            server.databaseUrl,
+            "select count(*)::int as n from delivery d join notification n on n.id = d.notification_id where n.topic = 'listen-test'",
+          )
+        )[0]?.n === 3,
+    );
     const later = await cli(["listen", "--count", "2"], { home: h });
     expect(later.stdout).toBe("[listen-test] missed one\n[listen-test] missed two\n");
     const [row] = await sql<{ n: number }>(

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createFcmSender } from "../src/delivery/senders/fcm.ts";
-import { unconfiguredSender } from "../src/delivery/senders/sender.ts";
-import { type FakeFcm, startFakeFcm } from "./fakes/fcm-server.ts";
-import { newAccount, pushDevice, settled } from "./helpers/accounts.ts";
-import { sql } from "./helpers/db.ts";
-import { notify, startServer, type TestServer } from "./helpers/server.ts";
+import { createFcmSender } from "../../src/delivery/senders/fcm.ts";
+import { unconfiguredSender } from "../../src/delivery/senders/sender.ts";
+import { type FakeFcm, startFakeFcm } from "../fakes/fcm-server.ts";
+import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
+import { sql } from "../helpers/db.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let fcm: FakeFcm;
 let server: TestServer;

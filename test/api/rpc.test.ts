@@ -9,11 +9,11 @@ import {
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BadRequestSchema, ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.ts";
-import { NotifyService } from "../gen/herald/v1/notify_service_pb.ts";
-import { sql } from "./helpers/db.ts";
-import { failure } from "./helpers/http.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
+import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { sql } from "../helpers/db.ts";
+import { failure } from "../helpers/http.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApnsSender } from "../src/delivery/senders/apns.ts";
-import { unconfiguredSender } from "../src/delivery/senders/sender.ts";
-import { type FakeApns, startFakeApns } from "./fakes/apns-server.ts";
-import { newAccount, pushDevice, settled } from "./helpers/accounts.ts";
-import { sql } from "./helpers/db.ts";
-import { notify, startServer, type TestServer } from "./helpers/server.ts";
+import { createApnsSender } from "../../src/delivery/senders/apns.ts";
+import { unconfiguredSender } from "../../src/delivery/senders/sender.ts";
+import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
+import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
+import { sql } from "../helpers/db.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let apns: FakeApns;
 let server: TestServer;

@@ -3,8 +3,8 @@
  * device login exist, a dump of every table contains none of the secrets or the password.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sql } from "./helpers/db.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { sql } from "../helpers/db.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -8,9 +8,9 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
-const root = resolve(import.meta.dirname, "..");
+const root = resolve(import.meta.dirname, "../..");
 // Inside the repository, so that the built code resolves its dependencies from node_modules.
 const out = join(root, "node_modules", ".cache", `herald-client-${process.pid}`);
 let server: TestServer;
@@ -75,7 +75,7 @@ describe("@herald/client", () => {
   it("works as built: the SDK publishes and the CLI answers", async () => {
     const sdk = (await import(
       join(out, "src/sdk/index.js")
-    )) as typeof import("../src/sdk/index.ts");
+    )) as typeof import("../../src/sdk/index.ts");
     const herald = new sdk.Herald({ apiKey: server.apiKey, baseUrl: server.url });
     const n = await herald.notify({ title: "from the built SDK" });
     expect(n.title).toBe("from the built SDK");

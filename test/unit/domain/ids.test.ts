@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { uuidv7 } from "../src/domain/ids.ts";
+import { uuidv7 } from "../../../src/domain/ids.ts";
 
 describe("uuidv7", () => {
   it("is a version-7, variant-1 UUID whose first 48 bits are the time", () => {

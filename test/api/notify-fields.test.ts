@@ -3,9 +3,9 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sql } from "./helpers/db.ts";
-import { body, type JsonBody } from "./helpers/http.ts";
-import { notify, startServer, type TestServer } from "./helpers/server.ts";
+import { sql } from "../helpers/db.ts";
+import { body, type JsonBody } from "../helpers/http.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -2,9 +2,9 @@ import { chmodSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.ts";
-import { loadPushTokenKeys } from "../src/ops/push-token-keys.ts";
-import { loadVapidKeys } from "../src/ops/vapid-keys.ts";
+import { loadConfig } from "../../../src/config.ts";
+import { loadPushTokenKeys } from "../../../src/ops/push-token-keys.ts";
+import { loadVapidKeys } from "../../../src/ops/vapid-keys.ts";
 
 /** The configuration read from `env`, with the data directory `dir`. */
 const configIn = (dir: string, env: Record<string, string> = {}) =>

@@ -4,9 +4,9 @@
  * cannot be escaped by a client that writes the header itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.ts";
-import { body } from "./helpers/http.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { loadConfig } from "../../src/config.ts";
+import { body } from "../helpers/http.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 let behindProxy: TestServer;
 let oneHop: TestServer;

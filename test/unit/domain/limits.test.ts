@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { LoginLimiter } from "../../../src/domain/login-limiter.ts";
+import { rollupStatus } from "../../../src/domain/notification-status.ts";
+import { TokenBucketLimiter } from "../../../src/domain/token-bucket.ts";
+
+describe("TokenBucketLimiter", () => {
+  it("allows the burst, refuses with the wait, and refills with time", () => {
+    let now = 0;
+    const b = new TokenBucketLimiter(3, 1, () => now);
+    expect([1, 2, 3].map(() => b.take("k").allowed)).toEqual([true, true, true]);
+    const refused = b.take("k");
+    expect(refused).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
+    expect(b.take("other").allowed).toBe(true);
+    now = 1000;
+    expect(b.take("k").allowed).toBe(true);
+    expect(b.peek("k").allowed).toBe(false);
+  });
+});
+
+describe("LoginLimiter", () => {
+  it("blocks an account after its failures, whatever the address, and not before", () => {
+    let now = 0;
+    const l = new LoginLimiter({ failuresPerAccount: 2, failuresPerAddress: 100 }, () => now);
+    expect(l.blocked("a@example.com", "1.1.1.1")).toBeUndefined();
+    l.failed("A@example.com", "1.1.1.1");
+    l.failed("a@example.com", "2.2.2.2");
+    expect(l.blocked("a@example.com", "3.3.3.3")).toBe(60);
+    expect(l.blocked("b@example.com", "3.3.3.3")).toBeUndefined();
+    now = 60_000;
+    expect(l.blocked("a@example.com", "3.3.3.3")).toBeUndefined();
+  });
+});
+
+describe("rollupStatus", () => {
+  it("reports the notification's state from its deliveries", () => {
+    expect(rollupStatus("queued", {})).toBe("queued");
+    expect(rollupStatus("no_devices", {})).toBe("no_devices");
+    expect(rollupStatus("delivering", { pending: 1, sent: 1 })).toBe("delivering");
+    expect(rollupStatus("delivering", { sent: 1, opened: 1 })).toBe("delivered");
+    expect(rollupStatus("delivering", { failed: 1, expired: 1 })).toBe("failed");
+    expect(rollupStatus("delivering", { expired: 2 })).toBe("expired");
+    expect(rollupStatus("delivering", { delivered: 1, failed: 1 })).toBe("partially_delivered");
+  });
+});
