@@ -7,7 +7,10 @@ import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
-import { ApiKeyService, ListApiKeysResponseSchema } from "../../gen/herald/v1/api_key_service_pb.ts";
+import {
+  ApiKeyService,
+  ListApiKeysResponseSchema,
+} from "../../gen/herald/v1/api_key_service_pb.ts";
 import { AuthService, ListCliTokensResponseSchema } from "../../gen/herald/v1/auth_service_pb.ts";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";

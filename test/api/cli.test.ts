@@ -1,13 +1,12 @@
 /**
  * The herald CLI, run in-process with a temporary config directory against a real server.
  */
-import { chmodSync, mkdtempSync, readFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { cliFor, configFile, home } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
-import { body } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -17,60 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function home(): string {
-  return mkdtempSync(join(tmpdir(), "herald-cli-"));
-}
-
-async function cli(
-  argv: string[],
-  opts: { home: string; stdin?: string; env?: Record<string, string>; signal?: AbortSignal },
-): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (s) => {
-      stdout += s;
-    },
-    stderr: (s) => {
-      stderr += s;
-    },
-    readStdin: async () => opts.stdin,
-    isTty: false,
-    env: {
-      HOME: opts.home,
-      XDG_CONFIG_HOME: join(opts.home, ".config"),
-      HERALD_URL: server.url,
-      ...opts.env,
-    },
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
-  return { code, stdout, stderr };
-}
-
-const configFile = (h: string) => join(h, ".config", "herald", "config.json");
-
-async function loggedIn(): Promise<string> {
-  const h = home();
-  const r = await cli(["login", "--email", "owner@example.com", "--password-stdin"], {
-    home: h,
-    stdin: `${ownerPassword}\n`,
-  });
-  expect(r.code, r.stderr).toBe(0);
-  return h;
-}
-
-const get = async (id: string) =>
-  body(
-    await fetch(`${server.url}/v1/notifications/${id}`, {
-      headers: { authorization: `Bearer ${server.apiKey}` },
-    }),
-  );
+const { cli, loggedIn, get } = cliFor(() => server);
 
 describe("login, whoami, logout", () => {
   it("logs in with a password; the config file is 0600 and re-chmodded on every save", async () => {

@@ -5,9 +5,9 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { DeviceRepository } from "../../src/db/repositories/devices.ts";
 import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
-import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { sql } from "../helpers/db.ts";
 import { failure } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer, testTokenKeys } from "../helpers/server.ts";

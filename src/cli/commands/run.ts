@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
+import { basename } from "node:path";
 import type { Command } from "../command.ts";
 import { CliError, exit } from "../context.ts";
 import { redactSecrets } from "../redact.ts";
@@ -13,6 +14,13 @@ import { notificationJson, notifyInput, notifyOptions, publish } from "./notify.
 function tailLines(buffer: string, n: number): string {
   const lines = buffer.replace(/\n$/, "").split("\n");
   return lines.slice(Math.max(0, lines.length - n)).join("\n");
+}
+
+/** At most `max` characters, cut after a whole word where there is one in the second half. */
+function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.lastIndexOf(" ", max - 1);
+  return `${text.slice(0, cut > max / 2 ? cut : max - 1)}…`;
 }
 
 export const run: Command = {
@@ -51,11 +59,13 @@ export const run: Command = {
       child.on("close", (c, signal) => resolve(c ?? (signal ? 128 + 15 : 1)));
     });
     const seconds = (Date.now() - started) / 1000;
-    const command = [cmd, ...args].join(" ");
+    // Redacted before it is cut: a cut could leave half a secret that no pattern recognises.
+    const command = redactSecrets([basename(cmd), ...args].join(" "));
     const ok = code === 0;
+    const shown = shorten(command, 80);
     const title =
       (values.title as string | undefined) ??
-      `${ok ? "✓" : "✗"} ${command.length > 80 ? `${command.slice(0, 79)}…` : command} ${ok ? "succeeded" : `failed (exit ${code})`}`;
+      `${ok ? "✓" : "✗"} ${shown} ${ok ? "succeeded" : `failed (exit ${code})`}`;
     const last = tail > 0 ? redactSecrets(tailLines(output, tail)) : "";
     const input = notifyInput(
       title,
@@ -67,7 +77,7 @@ export const run: Command = {
       exit_code: code,
       duration_seconds: Math.round(seconds * 1000) / 1000,
       host: hostname(),
-      command: redactSecrets(command),
+      command,
     } as typeof input.metadata;
     try {
       const n = await publish(ctx, input, values["idempotency-key"] as string | undefined);
