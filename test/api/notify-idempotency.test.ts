@@ -138,4 +138,13 @@ describe("Idempotency-Key", () => {
       202,
     );
   });
+  it("keeps its wait to the publish: the pool's other statements inherit no lock timeout", async () => {
+    const conn = server.orm.em.getConnection();
+    const rows = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        conn.execute<{ lock_timeout: string }[]>("show lock_timeout"),
+      ),
+    );
+    expect(rows.map((r) => r[0]?.lock_timeout)).toEqual(["0", "0", "0", "0", "0"]);
+  });
 });
