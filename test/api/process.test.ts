@@ -2,10 +2,11 @@
  * Herald as a process: `npm start` on an embedded PostgreSQL, first-start bootstrap, restarts,
  * graceful shutdown, and a hard crash right after a 202.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { relocatedClusterDir } from "../../src/db/embedded-user.ts";
 import { freshDatabase, sql } from "../helpers/db.ts";
 import { keyFrom, spawnHerald, waitForKey } from "../helpers/process.ts";
 
@@ -62,6 +63,29 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect((await publish(second.url, key, "after kill")).status).toBe(202);
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
+  }, 60_000);
+});
+
+describe("npm start as root in a directory under a 0700 home", () => {
+  it("starts, publishes and stops; the cluster lives where its user can reach it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "herald-root-home-"));
+    chmodSync(home, 0o700);
+    dirs.push(home);
+    const dataDir = join(home, "app", ".herald");
+    const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir });
+    const key = await waitForKey(proc);
+    expect((await publish(proc.url, key, "from a closed home")).status).toBe(202);
+    const relocated = relocatedClusterDir(dataDir);
+    if (process.getuid?.() === 0) {
+      // PostgreSQL runs as `postgres`, which cannot enter the home: its cluster is elsewhere.
+      expect(existsSync(join(relocated, "PG_VERSION"))).toBe(true);
+      expect(proc.stdout()).toContain(`keeps its data in ${relocated}`);
+      dirs.push(relocated);
+    } else {
+      expect(existsSync(join(dataDir, "pg", "PG_VERSION"))).toBe(true);
+    }
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
   }, 60_000);
 });
 
