@@ -20,6 +20,7 @@ export class StreamHub {
   #closed = false;
   #reconnecting = false;
   #sweep: NodeJS.Timeout | undefined;
+  readonly #ending = new AbortController();
 
   constructor(url: string, queue: DeliveryQueue, log: Log) {
     this.#url = url;
@@ -87,6 +88,19 @@ export class StreamHub {
       const chunk = JSON.stringify(ids.slice(i, i + announceChunk));
       await client.query("select pg_notify($1, $2)", [deliveryChannel, chunk]);
     }
+  }
+
+  /**
+   * Aborted when the server begins to shut down: open streams end at once (their clients
+   * reconnect, to another process or to this one restarted) instead of holding the shutdown
+   * for its whole grace period.
+   */
+  get ending(): AbortSignal {
+    return this.#ending.signal;
+  }
+
+  endStreams(): void {
+    this.#ending.abort();
   }
 
   /** Registers a stream of a device; the callback gets the ids of its new deliveries. */

@@ -49,6 +49,12 @@ function waitForNews(ms: number, signal: AbortSignal) {
   return { timedOut, wake };
 }
 
+const shuttingDown = () =>
+  heraldError("unavailable", "the server is shutting down; reconnect", {
+    retryAfterSeconds: 1,
+    metadata: { "retry-after": "1" },
+  });
+
 const keepalive = (): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "keepalive", value: timestampNow() } });
 
@@ -88,11 +94,13 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         wake?.();
       });
       const sent = new Set<string>();
+      // The call ends when the client goes or the server begins to shut down.
+      const ended = AbortSignal.any([ctx.signal, hub.ending]);
       try {
         if (req.since) {
           pending.push(...(await queue.streamBacklog(device.id, { since: req.since })));
         }
-        while (!ctx.signal.aborted) {
+        while (!ended.aborted) {
           // Everything that is waiting, at once: one query to load, one to mark, then yield.
           const batch = pending.splice(0, 500).filter((id) => !sent.has(id));
           if (batch.length > 0) {
@@ -112,12 +120,13 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             await marking;
             continue;
           }
-          const quiet = waitForNews(keepaliveMs, ctx.signal);
+          const quiet = waitForNews(keepaliveMs, ended);
           wake = quiet.wake;
           const timedOut = await quiet.timedOut;
           wake = undefined;
           if (timedOut) yield keepalive();
         }
+        if (hub.ending.aborted && !ctx.signal.aborted) throw shuttingDown();
       } finally {
         unsubscribe();
       }

@@ -2,13 +2,19 @@
  * Herald as a process: `npm start` on an embedded PostgreSQL, first-start bootstrap, restarts,
  * graceful shutdown, and a hard crash right after a 202.
  */
+import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Code, type ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, describe, expect, it } from "vitest";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { relocatedClusterDir } from "../../src/db/embedded-user.ts";
 import { freshDatabase, sql } from "../helpers/db.ts";
 import { keyFrom, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -63,6 +69,86 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect((await publish(second.url, key, "after kill")).status).toBe(202);
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
+  }, 60_000);
+});
+
+describe("Ctrl-C with a live stream open", () => {
+  it("stops the server and its PostgreSQL within 2 s, with no error lines", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "herald-ctrlc-"));
+    dirs.push(dataDir);
+    const proc = await spawnHerald(
+      {
+        HERALD_DATA_DIR: dataDir,
+        HERALD_OWNER_PASSWORD: "pw-ctrl-c-test",
+      },
+      { ownGroup: true },
+    );
+    await waitForKey(proc);
+    const devices = createClient(
+      DeviceService,
+      createConnectTransport({ baseUrl: proc.url, httpVersion: "1.1" }),
+    );
+    const { deviceCredential } = await devices.signInDevice({
+      method: { case: "password", value: { email: "owner@localhost", password: "pw-ctrl-c-test" } },
+      name: "listener",
+      platform: "stream",
+    });
+    const inbox = createClient(InboxService, createGrpcTransport({ baseUrl: proc.url }));
+    const stream = (async () => {
+      for await (const _ of inbox.subscribe(
+        {},
+        { headers: { authorization: `Bearer ${deviceCredential}` } },
+      )) {
+        // nothing is published
+      }
+    })().catch((err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    // As a terminal does: to the whole foreground process group.
+    process.kill(-(proc.child.pid as number), "SIGINT");
+    expect(await proc.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect((await stream) as ConnectError).toMatchObject({ code: Code.Unavailable });
+    const errors = `${proc.stdout()}${proc.stderr()}`
+      .split("\n")
+      .filter((l) => /"level":(50|60)/.test(l) || /ECONNREFUSED/.test(l));
+    expect(errors).toEqual([]);
+    expect(existsSync(join(dataDir, "pg", "postmaster.pid"))).toBe(false);
+  }, 60_000);
+});
+
+describe("a process manager stopping npm start", () => {
+  it("stops the server and its PostgreSQL: SIGTERM to npm reaches them, nothing is orphaned", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "herald-npm-"));
+    dirs.push(dataDir);
+    const npm = spawn("npm", ["start", "--silent"], {
+      cwd: join(import.meta.dirname, "../.."),
+      env: { ...process.env, HERALD_PORT: "0", DATABASE_URL: "", HERALD_DATA_DIR: dataDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    npm.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => npm.once("exit", (code) => r(code)));
+    await waitFor(() => keyFrom(out) !== undefined, 30_000);
+    const serverPid = Number(/"pid":(\d+)/.exec(out)?.[1]);
+    const postmaster = Number(
+      readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0],
+    );
+    npm.kill("SIGTERM");
+    await exited;
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(serverPid) && !alive(postmaster), 5_000);
+    expect(alive(serverPid)).toBe(false);
+    expect(alive(postmaster)).toBe(false);
   }, 60_000);
 });
 

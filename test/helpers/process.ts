@@ -6,14 +6,21 @@ export interface HeraldProcess {
   url: string;
   /** Everything written to stdout so far. */
   stdout(): string;
+  /** Everything written to stderr so far. */
+  stderr(): string;
   exited: Promise<number | null>;
 }
 
 /** Runs `node src/main.ts` as a user would, and waits until it listens. */
-export async function spawnHerald(env: Record<string, string>): Promise<HeraldProcess> {
+export async function spawnHerald(
+  env: Record<string, string>,
+  opts: { ownGroup?: boolean } = {},
+): Promise<HeraldProcess> {
   const child = spawn(process.execPath, [join(import.meta.dirname, "../../src/main.ts")], {
     env: { ...process.env, HERALD_PORT: "0", DATABASE_URL: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    // A process group of its own, as a terminal gives a foreground job: Ctrl-C goes to the group.
+    detached: opts.ownGroup === true,
   });
   let out = "";
   let err = "";
@@ -39,7 +46,7 @@ export async function spawnHerald(env: Record<string, string>): Promise<HeraldPr
       reject(new Error(`herald exited with ${code} before listening:\n${out}\n${err}`));
     });
   });
-  return { child, url, stdout: () => out, exited };
+  return { child, url, stdout: () => out, stderr: () => err, exited };
 }
 
 export function keyFrom(stdout: string): string | undefined {

@@ -24,6 +24,9 @@ export interface Background {
 
 export function registerLifecycle(app: FastifyInstance, bg: Background): void {
   app.addHook("preClose", async () => {
+    // Streams would hold the close for the whole grace period: they end now, telling their
+    // clients to reconnect. Unary calls get the grace period to finish.
+    bg.hub.endStreams();
     setTimeout(() => bg.shutdown.abort(), bg.graceMs).unref();
   });
   app.addHook("onReady", async () => {
