@@ -23,13 +23,14 @@ import { createAuthInterceptor } from "./server/interceptors/auth.ts";
 import { createLoggingInterceptor } from "./server/interceptors/logging.ts";
 import { createRateLimitInterceptor } from "./server/interceptors/rate-limit.ts";
 import { restCaptureInterceptor } from "./server/interceptors/rest-capture.ts";
+import { createSessionCookieInterceptor } from "./server/interceptors/session-cookie.ts";
 import { createValidateInterceptor } from "./server/interceptors/validate.ts";
 import { serverOptions } from "./server/options.ts";
 import { registerDevicePage } from "./server/plugins/device-page.ts";
 import { registerErrorHandling } from "./server/plugins/errors.ts";
 import { registerLifecycle } from "./server/plugins/lifecycle.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
-import { clientAddressKey } from "./services/context.ts";
+import { clientAddressKey, sessionChangeKey } from "./services/context.ts";
 import { registerServices } from "./services/index.ts";
 
 export interface AppDeps {
@@ -79,18 +80,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         }),
         log: app.log,
         onPublished: () => worker?.wake(),
+        webPushPublicKey: senders.find((s) => s.platform === "web" && !s.unconfigured)?.publicKey,
       }),
     interceptors: [
       restCaptureInterceptor,
       createLoggingInterceptor(app.log),
-      createAuthInterceptor(repos.credentials),
+      createSessionCookieInterceptor(config.publicUrl),
+      createAuthInterceptor(repos.credentials, config.publicUrl),
       createRateLimitInterceptor(
         new TokenBucketLimiter(config.rateLimitBurst, config.rateLimitPerSecond),
       ),
       createValidateInterceptor(domainRules),
     ],
     contextValues: (req) =>
-      createContextValues().set(requestIdKey, req.id).set(clientAddressKey, req.ip),
+      createContextValues()
+        .set(requestIdKey, req.id)
+        .set(clientAddressKey, req.ip)
+        .set(sessionChangeKey, {}),
     readMaxBytes: config.bodyLimitBytes,
     shutdownSignal: shutdown.signal,
   });

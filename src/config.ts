@@ -36,7 +36,10 @@ export interface Config {
   /** How long a verified credential is trusted without asking the database again. Revocation
    * reaches every process within this time, so it must stay at or below 1 second. */
   credentialCacheMs: number;
-  /** Whether SignUp is open. Off (HERALD_SIGNUP=0) for a closed, single-owner deployment. */
+  /**
+   * Whether SignUp is open (HERALD_SIGNUP=1). Closed by default: a private service run by one
+   * owner should not let whoever reaches its port create an account.
+   */
   signupEnabled: boolean;
   /** Notifications an account on the free plan may publish per calendar month (UTC). */
   monthlyQuota: number;
@@ -158,7 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: int(env, "HERALD_RATE_LIMIT_PER_SECOND", 10, 1, 1_000_000),
     credentialCacheMs: int(env, "HERALD_CREDENTIAL_CACHE_MS", 500, 0, 1000),
     shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
-    signupEnabled: env.HERALD_SIGNUP !== "0",
+    signupEnabled: env.HERALD_SIGNUP === "1",
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),

@@ -12,7 +12,9 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
 import { type Orm, openDatabase } from "./db/orm.ts";
 import { createSenders } from "./delivery/senders/index.ts";
 import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
+import { firstRunMessage, ownerPasswordIgnored } from "./ops/first-run.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
+import { baseUrlOf } from "./ops/urls.ts";
 
 const config = loadConfig();
 let embedded: EmbeddedDatabase | undefined;
@@ -56,15 +58,10 @@ async function start() {
   app.log.info({ source: tokenKeys.source, key_id: tokenKeys.ring.current.id }, "token key ring");
   if (stopping) return;
   await app.listen({ host: config.host, port: config.port });
-  const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${(app.server.address() as { port: number }).port}`;
-  if (boot) {
-    process.stdout.write(
-      `\nFirst start: created an account, the project "default" and an API key.\n` +
-        `The key is shown this once; store it now:\n\n` +
-        `HERALD_API_KEY=${boot.apiKey}\n\n` +
-        `Try it:\n  curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Deploy finished","priority":"high"}' ${base}/v1/notify\n\n`,
-    );
-  }
+  const base = baseUrlOf(config, (app.server.address() as { port: number }).port);
+  if (boot) process.stdout.write(firstRunMessage(boot, base, config));
+  else if (config.owner.password) process.stdout.write(ownerPasswordIgnored);
+  if (!boot) process.stdout.write(`Herald is running: the console is at ${base}/\n`);
 }
 
 start().catch(async (err: unknown) => {

@@ -12,6 +12,7 @@ import { Device } from "./entities/device.ts";
 import { DeviceLogin } from "./entities/device-login.ts";
 import { PairingCode } from "./entities/pairing-code.ts";
 import { Project } from "./entities/project.ts";
+import { SetupLink } from "./entities/setup-link.ts";
 import { migrations } from "./migrations/index.ts";
 
 export type Orm = MikroORM;
@@ -27,7 +28,7 @@ export interface OpenOptions {
 export async function openDatabase(opts: OpenOptions): Promise<Orm> {
   const orm = await MikroORM.init({
     clientUrl: opts.url,
-    entities: [Account, Project, ApiKey, CliToken, DeviceLogin, Device, PairingCode],
+    entities: [Account, Project, ApiKey, CliToken, DeviceLogin, Device, PairingCode, SetupLink],
     extensions: [Migrator],
     migrations: {
       migrationsList: migrations,

@@ -1,6 +1,6 @@
 /**
- * First start on an empty database: an account, its default project and an API key, so that a
- * newcomer can publish at once. It goes through the same repositories as SignUp and
+ * First start on an empty database: an account, its default project, an API key and a one-time
+ * link to set the owner's password, so that a newcomer can publish at once and sign in. It goes through the same repositories as SignUp and
  * CreateApiKey. The key is returned to be printed once; only its digest is stored. A
  * transaction-scoped advisory lock, held while they write and commit, makes simultaneous first
  * starts bootstrap once.
@@ -8,12 +8,15 @@
 import type { Orm } from "../db/orm.ts";
 import { AccountRepository } from "../db/repositories/accounts.ts";
 import { ApiKeyRepository } from "../db/repositories/api-keys.ts";
+import { SetupLinkRepository } from "../db/repositories/setup-links.ts";
 import { hashPassword } from "../domain/passwords.ts";
 
 const bootstrapLock = 0x6865_7261; // "hera"
 
 export interface Bootstrapped {
   apiKey: string;
+  /** The token of the owner's one-time setup link; undefined when a password was given. */
+  setupToken: string | undefined;
   accountId: string;
   projectId: string;
 }
@@ -36,6 +39,14 @@ export async function bootstrapIfEmpty(orm: Orm, owner: Owner): Promise<Bootstra
       "write",
       "read",
     ]);
-    return { apiKey: secret, accountId: created.account.id, projectId: created.project.id };
+    const setupToken = passwordHash
+      ? undefined
+      : await new SetupLinkRepository(orm).create(created.account.id);
+    return {
+      apiKey: secret,
+      setupToken,
+      accountId: created.account.id,
+      projectId: created.project.id,
+    };
   });
 }

@@ -4,23 +4,31 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository } from "../db/repositories/accounts.ts";
+import type { CliTokenRepository } from "../db/repositories/cli-tokens.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { SetupLinkRepository } from "../db/repositories/setup-links.ts";
 import type { UsageRepository } from "../db/repositories/usage.ts";
+import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { monthOf } from "../domain/month.ts";
 import { hashPassword } from "../domain/passwords.ts";
 import { heraldError } from "../errors.ts";
 import { accountToProto } from "./mappers.ts";
+import { authenticatePassword } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
+import { consoleName, startSession } from "./session.ts";
 
 export interface AccountDeps {
   accounts: AccountRepository;
+  cliTokens: CliTokenRepository;
+  setupLinks: SetupLinkRepository;
+  limiter: LoginLimiter;
   projects: ProjectRepository;
   usage: UsageRepository;
   config: Config;
 }
 
 export function createAccountService(deps: AccountDeps): ServiceImpl<typeof AccountService> {
-  const { accounts, projects, usage, config } = deps;
+  const { accounts, projects, usage, config, setupLinks, cliTokens } = deps;
   return {
     async signUp(req) {
       if (!config.signupEnabled) {
@@ -41,6 +49,39 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       if (!account) throw heraldError("not_found", "account not found");
       const project = await projects.defaultOf(accountId);
       return { account: accountToProto(account, project.id) };
+    },
+
+    async getServerInfo() {
+      return { signupOpen: config.signupEnabled };
+    },
+
+    async completeOwnerSetup(req, ctx) {
+      const accountId = await setupLinks.consume(req.token);
+      if (!accountId) {
+        throw heraldError(
+          "unauthenticated",
+          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:setup-link",
+        );
+      }
+      await accounts.setPasswordHash(accountId, await hashPassword(req.password));
+      const { secret } = await cliTokens.mint(accountId, consoleName(ctx), "session");
+      startSession(ctx, secret);
+      const account = await accounts.get(accountId);
+      if (!account) throw heraldError("not_found", "account not found");
+      return { account: accountToProto(account, (await projects.defaultOf(accountId)).id) };
+    },
+
+    async changePassword(req, ctx) {
+      const { accountId, credentialId } = principalOf(ctx);
+      const account = await accounts.get(accountId);
+      if (!account) throw heraldError("not_found", "account not found");
+      await authenticatePassword(deps, ctx, account.email, req.currentPassword).catch(() => {
+        throw heraldError("permission_denied", "the current password is wrong", {
+          violations: [{ field: "current_password", message: "is not the account's password" }],
+        });
+      });
+      await accounts.setPasswordHash(accountId, await hashPassword(req.newPassword));
+      return { sessionsEnded: await cliTokens.revokeSessions(accountId, credentialId) };
     },
 
     async getUsage(_req, ctx) {

@@ -14,6 +14,7 @@ import { heraldError } from "../errors.ts";
 import { cliTokenToProto } from "./mappers.ts";
 import { authenticatePassword } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
+import { consoleName, endSession, startSession } from "./session.ts";
 
 /** RFC 8628: how long codes live and the minimum poll interval. */
 const deviceLoginSeconds = 600;
@@ -92,6 +93,26 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
       const { accountId, credentialId } = principalOf(ctx);
       const tokens = await cliTokens.list(accountId);
       return { cliTokens: tokens.map((t) => cliTokenToProto(t, credentialId)) };
+    },
+
+    async startSession(req, ctx) {
+      const account = await authenticatePassword(
+        { accounts, limiter },
+        ctx,
+        req.email,
+        req.password,
+      );
+      const { secret, token } = await cliTokens.mint(account.id, consoleName(ctx), "session");
+      startSession(ctx, secret);
+      return { session: cliTokenToProto(token, token.id) };
+    },
+
+    async endSession(_req, ctx) {
+      const { accountId, credentialId } = principalOf(ctx);
+      await cliTokens.revoke(accountId, credentialId);
+      credentials.forget(credentialId);
+      endSession(ctx);
+      return {};
     },
 
     async revokeCliToken(req, ctx) {

@@ -12,3 +12,16 @@ export const clientAddressKey = createContextKey<string>("", { description: "cli
 export const principalKey = createContextKey<Principal | undefined>(undefined, {
   description: "the authenticated caller",
 });
+
+/**
+ * What a call did to the web console's session: a session started (its secret) or ended.
+ * Transport turns it into a cookie; the secret never appears in a response body.
+ */
+export interface SessionChange {
+  started?: string;
+  ended?: boolean;
+}
+
+export const sessionChangeKey = createContextKey<SessionChange | undefined>(undefined, {
+  description: "the console session's change",
+});

@@ -32,6 +32,8 @@ export interface DeviceDeps {
   projects: ProjectRepository;
   credentials: CredentialVerifier;
   limiter: LoginLimiter;
+  /** The VAPID public key browsers subscribe with; undefined when Web Push is not configured. */
+  webPushPublicKey: string | undefined;
 }
 
 export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof DeviceService> {
@@ -48,6 +50,13 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
     });
 
   return {
+    async getWebPushKey() {
+      if (!deps.webPushPublicKey) {
+        throw heraldError("failed_precondition", "Web Push is not configured on this server");
+      }
+      return { publicKey: deps.webPushPublicKey };
+    },
+
     async signInDevice(req, ctx) {
       let accountId: string | undefined;
       if (req.method.case === "password") {

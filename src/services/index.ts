@@ -30,12 +30,13 @@ export interface ServiceDeps {
   log: Log;
   /** A notification was committed: wake this process's delivery worker. */
   onPublished: () => void;
+  webPushPublicKey: string | undefined;
 }
 
 export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
   const { config, repos, queue, hub, limiter, log, onPublished } = deps;
   router.service(NotifyService, createNotifyService({ ...repos, onPublished, config }));
-  router.service(AccountService, createAccountService({ ...repos, config }));
+  router.service(AccountService, createAccountService({ ...repos, limiter, config }));
   router.service(AuthService, createAuthService({ ...repos, limiter, config }));
   router.service(ProjectService, createProjectService(repos.projects));
   router.service(ApiKeyService, createApiKeyService(repos));
@@ -44,6 +45,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     createDeviceService({
       ...repos,
       limiter,
+      webPushPublicKey: deps.webPushPublicKey,
       // A test notification skips the fan-out: tell the worker and every process's streams.
       onEnqueued: (id) => {
         onPublished();

@@ -71,6 +71,7 @@ export function cliTokenToProto(t: CliTokenRow, currentId?: string): CliToken {
     lastUsedAt: ts(t.lastUsedAt),
     revokedAt: ts(t.revokedAt),
     current: t.id === currentId,
+    kind: t.kind,
   });
 }
 

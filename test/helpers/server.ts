@@ -39,6 +39,8 @@ function testConfig(overrides: Partial<Config>, databaseUrl: string): Config {
     // Generous by default so that tests about other things never trip the limiter.
     rateLimitBurst: 100_000,
     rateLimitPerSecond: 100_000,
+    // Most test files sign accounts up; the closed default has its own test.
+    signupEnabled: true,
     ...overrides,
     databaseUrl,
   };

@@ -16,7 +16,141 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/account_service.proto.
  */
 export const file_herald_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiSwoNU2lnblVwUmVxdWVzdBIcCgVlbWFpbBgBIAEoCUINukgKyAEBcgUY/gFgARIcCghwYXNzd29yZBgCIAEoCUIKukgHcgUQDBiAAiI1Cg5TaWduVXBSZXNwb25zZRIjCgdhY2NvdW50GAEgASgLMhIuaGVyYWxkLnYxLkFjY291bnQiEwoRR2V0QWNjb3VudFJlcXVlc3QiOQoSR2V0QWNjb3VudFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCIRCg9HZXRVc2FnZVJlcXVlc3QiuwEKEEdldFVzYWdlUmVzcG9uc2USDAoEcGxhbhgBIAEoCRIaChJub3RpZmljYXRpb25zX3VzZWQYAiABKAUSGwoTbm90aWZpY2F0aW9uc19xdW90YRgDIAEoBRIwCgxwZXJpb2Rfc3RhcnQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMrgCCg5BY2NvdW50U2VydmljZRJfCgZTaWduVXASGC5oZXJhbGQudjEuU2lnblVwUmVxdWVzdBoZLmhlcmFsZC52MS5TaWduVXBSZXNwb25zZSIggtPkkwIaOgEqYgdhY2NvdW50IgwvdjEvYWNjb3VudHMSagoKR2V0QWNjb3VudBIcLmhlcmFsZC52MS5HZXRBY2NvdW50UmVxdWVzdBodLmhlcmFsZC52MS5HZXRBY2NvdW50UmVzcG9uc2UiH5ACAYLT5JMCFmIHYWNjb3VudBILL3YxL2FjY291bnQSWQoIR2V0VXNhZ2USGi5oZXJhbGQudjEuR2V0VXNhZ2VSZXF1ZXN0GhsuaGVyYWxkLnYxLkdldFVzYWdlUmVzcG9uc2UiFJACAYLT5JMCCxIJL3YxL3VzYWdlYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
+  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiLAoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEhMKC3NpZ251cF9vcGVuGAEgASgIIlQKGUNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QSGQoFdG9rZW4YASABKAlCCrpIB3IFEAEYgAESHAoIcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiQQoaQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50Il0KFUNoYW5nZVBhc3N3b3JkUmVxdWVzdBIiChBjdXJyZW50X3Bhc3N3b3JkGAEgASgJQgi6SAVyAxiAAhIgCgxuZXdfcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiMAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRIWCg5zZXNzaW9uc19lbmRlZBgBIAEoBSJLCg1TaWduVXBSZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACIjUKDlNpZ25VcFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCITChFHZXRBY2NvdW50UmVxdWVzdCI5ChJHZXRBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50IhEKD0dldFVzYWdlUmVxdWVzdCK7AQoQR2V0VXNhZ2VSZXNwb25zZRIMCgRwbGFuGAEgASgJEhoKEm5vdGlmaWNhdGlvbnNfdXNlZBgCIAEoBRIbChNub3RpZmljYXRpb25zX3F1b3RhGAMgASgFEjAKDHBlcmlvZF9zdGFydBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAypgUKDkFjY291bnRTZXJ2aWNlEl8KBlNpZ25VcBIYLmhlcmFsZC52MS5TaWduVXBSZXF1ZXN0GhkuaGVyYWxkLnYxLlNpZ25VcFJlc3BvbnNlIiCC0+STAho6ASpiB2FjY291bnQiDC92MS9hY2NvdW50cxJqCgpHZXRBY2NvdW50EhwuaGVyYWxkLnYxLkdldEFjY291bnRSZXF1ZXN0Gh0uaGVyYWxkLnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBgtPkkwIWYgdhY2NvdW50EgsvdjEvYWNjb3VudBJZCghHZXRVc2FnZRIaLmhlcmFsZC52MS5HZXRVc2FnZVJlcXVlc3QaGy5oZXJhbGQudjEuR2V0VXNhZ2VSZXNwb25zZSIUkAIBgtPkkwILEgkvdjEvdXNhZ2USaQoNR2V0U2VydmVySW5mbxIfLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBogLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2UiFZACAYLT5JMCDBIKL3YxL3NlcnZlchKIAQoSQ29tcGxldGVPd25lclNldHVwEiQuaGVyYWxkLnYxLkNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QaJS5oZXJhbGQudjEuQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2UiJYLT5JMCHzoBKmIHYWNjb3VudCIRL3YxL2FjY291bnQvc2V0dXASdgoOQ2hhbmdlUGFzc3dvcmQSIC5oZXJhbGQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiEuaGVyYWxkLnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmRiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
+
+/**
+ * Request for the server's public facts.
+ *
+ * @generated from message herald.v1.GetServerInfoRequest
+ */
+export type GetServerInfoRequest = Message<"herald.v1.GetServerInfoRequest"> & {
+};
+
+/**
+ * Describes the message herald.v1.GetServerInfoRequest.
+ * Use `create(GetServerInfoRequestSchema)` to create a new message.
+ */
+export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 0);
+
+/**
+ * The server's public facts.
+ *
+ * @generated from message herald.v1.GetServerInfoResponse
+ */
+export type GetServerInfoResponse = Message<"herald.v1.GetServerInfoResponse"> & {
+  /**
+   * Whether SignUp accepts new accounts (HERALD_SIGNUP).
+   *
+   * @generated from field: bool signup_open = 1;
+   */
+  signupOpen: boolean;
+};
+
+/**
+ * Describes the message herald.v1.GetServerInfoResponse.
+ * Use `create(GetServerInfoResponseSchema)` to create a new message.
+ */
+export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 1);
+
+/**
+ * Completing the owner's setup.
+ *
+ * @generated from message herald.v1.CompleteOwnerSetupRequest
+ */
+export type CompleteOwnerSetupRequest = Message<"herald.v1.CompleteOwnerSetupRequest"> & {
+  /**
+   * The token of the setup link (after `#` in HERALD_OWNER_SETUP_URL).
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * The owner's new password: 12..256 characters.
+   *
+   * @generated from field: string password = 2;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message herald.v1.CompleteOwnerSetupRequest.
+ * Use `create(CompleteOwnerSetupRequestSchema)` to create a new message.
+ */
+export const CompleteOwnerSetupRequestSchema: GenMessage<CompleteOwnerSetupRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 2);
+
+/**
+ * The owner's account, now with a password; the console is signed in (a session cookie).
+ *
+ * @generated from message herald.v1.CompleteOwnerSetupResponse
+ */
+export type CompleteOwnerSetupResponse = Message<"herald.v1.CompleteOwnerSetupResponse"> & {
+  /**
+   * The owner's account.
+   *
+   * @generated from field: herald.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+};
+
+/**
+ * Describes the message herald.v1.CompleteOwnerSetupResponse.
+ * Use `create(CompleteOwnerSetupResponseSchema)` to create a new message.
+ */
+export const CompleteOwnerSetupResponseSchema: GenMessage<CompleteOwnerSetupResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 3);
+
+/**
+ * Changing the caller's password.
+ *
+ * @generated from message herald.v1.ChangePasswordRequest
+ */
+export type ChangePasswordRequest = Message<"herald.v1.ChangePasswordRequest"> & {
+  /**
+   * The current password.
+   *
+   * @generated from field: string current_password = 1;
+   */
+  currentPassword: string;
+
+  /**
+   * The new password: 12..256 characters.
+   *
+   * @generated from field: string new_password = 2;
+   */
+  newPassword: string;
+};
+
+/**
+ * Describes the message herald.v1.ChangePasswordRequest.
+ * Use `create(ChangePasswordRequestSchema)` to create a new message.
+ */
+export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 4);
+
+/**
+ * The password was changed.
+ *
+ * @generated from message herald.v1.ChangePasswordResponse
+ */
+export type ChangePasswordResponse = Message<"herald.v1.ChangePasswordResponse"> & {
+  /**
+   * How many other console sessions were ended.
+   *
+   * @generated from field: int32 sessions_ended = 1;
+   */
+  sessionsEnded: number;
+};
+
+/**
+ * Describes the message herald.v1.ChangePasswordResponse.
+ * Use `create(ChangePasswordResponseSchema)` to create a new message.
+ */
+export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 5);
 
 /**
  * Sign-up request.
@@ -44,7 +178,7 @@ export type SignUpRequest = Message<"herald.v1.SignUpRequest"> & {
  * Use `create(SignUpRequestSchema)` to create a new message.
  */
 export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 0);
+  messageDesc(file_herald_v1_account_service, 6);
 
 /**
  * Sign-up response.
@@ -65,7 +199,7 @@ export type SignUpResponse = Message<"herald.v1.SignUpResponse"> & {
  * Use `create(SignUpResponseSchema)` to create a new message.
  */
 export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 1);
+  messageDesc(file_herald_v1_account_service, 7);
 
 /**
  * Request for the caller's account.
@@ -80,7 +214,7 @@ export type GetAccountRequest = Message<"herald.v1.GetAccountRequest"> & {
  * Use `create(GetAccountRequestSchema)` to create a new message.
  */
 export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 2);
+  messageDesc(file_herald_v1_account_service, 8);
 
 /**
  * The caller's account.
@@ -101,7 +235,7 @@ export type GetAccountResponse = Message<"herald.v1.GetAccountResponse"> & {
  * Use `create(GetAccountResponseSchema)` to create a new message.
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 3);
+  messageDesc(file_herald_v1_account_service, 9);
 
 /**
  * Request for the caller's usage.
@@ -116,7 +250,7 @@ export type GetUsageRequest = Message<"herald.v1.GetUsageRequest"> & {
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 4);
+  messageDesc(file_herald_v1_account_service, 10);
 
 /**
  * Usage of the current calendar month (UTC).
@@ -165,7 +299,7 @@ export type GetUsageResponse = Message<"herald.v1.GetUsageResponse"> & {
  * Use `create(GetUsageResponseSchema)` to create a new message.
  */
 export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 5);
+  messageDesc(file_herald_v1_account_service, 11);
 
 /**
  * Accounts and their usage.
@@ -205,6 +339,40 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof GetUsageRequestSchema;
     output: typeof GetUsageResponseSchema;
+  },
+  /**
+   * What a client needs to know before signing in: whether sign-up is open. Needs no
+   * credential.
+   *
+   * @generated from rpc herald.v1.AccountService.GetServerInfo
+   */
+  getServerInfo: {
+    methodKind: "unary";
+    input: typeof GetServerInfoRequestSchema;
+    output: typeof GetServerInfoResponseSchema;
+  },
+  /**
+   * Sets the owner's password with the one-time setup link printed at first start (or by
+   * `npm run owner:setup-link`), and signs the console in. Needs no credential: the token is
+   * the credential, valid 24 hours and once.
+   *
+   * @generated from rpc herald.v1.AccountService.CompleteOwnerSetup
+   */
+  completeOwnerSetup: {
+    methodKind: "unary";
+    input: typeof CompleteOwnerSetupRequestSchema;
+    output: typeof CompleteOwnerSetupResponseSchema;
+  },
+  /**
+   * Changes the caller's password and ends the account's other console sessions (CLI token or
+   * console session).
+   *
+   * @generated from rpc herald.v1.AccountService.ChangePassword
+   */
+  changePassword: {
+    methodKind: "unary";
+    input: typeof ChangePasswordRequestSchema;
+    output: typeof ChangePasswordResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_herald_v1_account_service, 0);

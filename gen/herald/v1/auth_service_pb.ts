@@ -14,7 +14,86 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/auth_service.proto.
  */
 export const file_herald_v1_auth_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxoZXJhbGQvdjEvYXV0aF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiZgoMTG9naW5SZXF1ZXN0EhoKBWVtYWlsGAEgASgJQgu6SAjIAQFyAxj+ARIdCghwYXNzd29yZBgCIAEoCUILukgIyAEBcgMYgAISGwoKdG9rZW5fbmFtZRgDIAEoCUIHukgEcgIYZCJGCg1Mb2dpblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiYKCWNsaV90b2tlbhgCIAEoCzITLmhlcmFsZC52MS5DbGlUb2tlbiIwChFTdGFydExvZ2luUmVxdWVzdBIbCgp0b2tlbl9uYW1lGAEgASgJQge6SARyAhhkIp8BChJTdGFydExvZ2luUmVzcG9uc2USEwoLZGV2aWNlX2NvZGUYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhgKEHZlcmlmaWNhdGlvbl91cmkYAyABKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgEIAEoCRISCgpleHBpcmVzX2luGAUgASgFEhAKCGludGVydmFsGAYgASgFIjQKEFBvbGxMb2dpblJlcXVlc3QSIAoLZGV2aWNlX2NvZGUYASABKAlCC7pICMgBAXIDGIABIkQKEVBvbGxMb2dpblJlc3BvbnNlEg4KBnN0YXR1cxgBIAEoCRINCgV0b2tlbhgCIAEoCRIQCghpbnRlcnZhbBgDIAEoBSI0ChNBcHByb3ZlTG9naW5SZXF1ZXN0Eh0KCXVzZXJfY29kZRgBIAEoCUIKukgHyAEBcgIYECIqChRBcHByb3ZlTG9naW5SZXNwb25zZRISCgp0b2tlbl9uYW1lGAEgASgJIjEKEERlbnlMb2dpblJlcXVlc3QSHQoJdXNlcl9jb2RlGAEgASgJQgq6SAfIAQFyAhgQIhMKEURlbnlMb2dpblJlc3BvbnNlIg8KDUxvZ291dFJlcXVlc3QiEAoOTG9nb3V0UmVzcG9uc2UiFgoUTGlzdENsaVRva2Vuc1JlcXVlc3QiQAoVTGlzdENsaVRva2Vuc1Jlc3BvbnNlEicKCmNsaV90b2tlbnMYASADKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4iLQoVUmV2b2tlQ2xpVG9rZW5SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASJAChZSZXZva2VDbGlUb2tlblJlc3BvbnNlEiYKCWNsaV90b2tlbhgBIAEoCzITLmhlcmFsZC52MS5DbGlUb2tlbjLRBgoLQXV0aFNlcnZpY2USVQoFTG9naW4SFy5oZXJhbGQudjEuTG9naW5SZXF1ZXN0GhguaGVyYWxkLnYxLkxvZ2luUmVzcG9uc2UiGYLT5JMCEzoBKiIOL3YxL2F1dGgvbG9naW4SZQoKU3RhcnRMb2dpbhIcLmhlcmFsZC52MS5TdGFydExvZ2luUmVxdWVzdBodLmhlcmFsZC52MS5TdGFydExvZ2luUmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL2F1dGgvZGV2aWNlEmgKCVBvbGxMb2dpbhIbLmhlcmFsZC52MS5Qb2xsTG9naW5SZXF1ZXN0GhwuaGVyYWxkLnYxLlBvbGxMb2dpblJlc3BvbnNlIiCC0+STAho6ASoiFS92MS9hdXRoL2RldmljZS90b2tlbhJzCgxBcHByb3ZlTG9naW4SHi5oZXJhbGQudjEuQXBwcm92ZUxvZ2luUmVxdWVzdBofLmhlcmFsZC52MS5BcHByb3ZlTG9naW5SZXNwb25zZSIigtPkkwIcOgEqIhcvdjEvYXV0aC9kZXZpY2UvYXBwcm92ZRJnCglEZW55TG9naW4SGy5oZXJhbGQudjEuRGVueUxvZ2luUmVxdWVzdBocLmhlcmFsZC52MS5EZW55TG9naW5SZXNwb25zZSIfgtPkkwIZOgEqIhQvdjEvYXV0aC9kZXZpY2UvZGVueRJZCgZMb2dvdXQSGC5oZXJhbGQudjEuTG9nb3V0UmVxdWVzdBoZLmhlcmFsZC52MS5Mb2dvdXRSZXNwb25zZSIagtPkkwIUOgEqIg8vdjEvYXV0aC9sb2dvdXQSbQoNTGlzdENsaVRva2VucxIfLmhlcmFsZC52MS5MaXN0Q2xpVG9rZW5zUmVxdWVzdBogLmhlcmFsZC52MS5MaXN0Q2xpVG9rZW5zUmVzcG9uc2UiGZACAYLT5JMCEBIOL3YxL2NsaS10b2tlbnMScgoOUmV2b2tlQ2xpVG9rZW4SIC5oZXJhbGQudjEuUmV2b2tlQ2xpVG9rZW5SZXF1ZXN0GiEuaGVyYWxkLnYxLlJldm9rZUNsaVRva2VuUmVzcG9uc2UiG4LT5JMCFSoTL3YxL2NsaS10b2tlbnMve2lkfWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_herald_v1_credential]);
+  fileDesc("ChxoZXJhbGQvdjEvYXV0aF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiUAoTU3RhcnRTZXNzaW9uUmVxdWVzdBIaCgVlbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjwKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEiQKB3Nlc3Npb24YASABKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4iEwoRRW5kU2Vzc2lvblJlcXVlc3QiFAoSRW5kU2Vzc2lvblJlc3BvbnNlImYKDExvZ2luUmVxdWVzdBIaCgVlbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACEhsKCnRva2VuX25hbWUYAyABKAlCB7pIBHICGGQiRgoNTG9naW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRImCgljbGlfdG9rZW4YAiABKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4iMAoRU3RhcnRMb2dpblJlcXVlc3QSGwoKdG9rZW5fbmFtZRgBIAEoCUIHukgEcgIYZCKfAQoSU3RhcnRMb2dpblJlc3BvbnNlEhMKC2RldmljZV9jb2RlGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIYChB2ZXJpZmljYXRpb25fdXJpGAMgASgJEiEKGXZlcmlmaWNhdGlvbl91cmlfY29tcGxldGUYBCABKAkSEgoKZXhwaXJlc19pbhgFIAEoBRIQCghpbnRlcnZhbBgGIAEoBSI0ChBQb2xsTG9naW5SZXF1ZXN0EiAKC2RldmljZV9jb2RlGAEgASgJQgu6SAjIAQFyAxiAASJEChFQb2xsTG9naW5SZXNwb25zZRIOCgZzdGF0dXMYASABKAkSDQoFdG9rZW4YAiABKAkSEAoIaW50ZXJ2YWwYAyABKAUiNAoTQXBwcm92ZUxvZ2luUmVxdWVzdBIdCgl1c2VyX2NvZGUYASABKAlCCrpIB8gBAXICGBAiKgoUQXBwcm92ZUxvZ2luUmVzcG9uc2USEgoKdG9rZW5fbmFtZRgBIAEoCSIxChBEZW55TG9naW5SZXF1ZXN0Eh0KCXVzZXJfY29kZRgBIAEoCUIKukgHyAEBcgIYECITChFEZW55TG9naW5SZXNwb25zZSIPCg1Mb2dvdXRSZXF1ZXN0IhAKDkxvZ291dFJlc3BvbnNlIhYKFExpc3RDbGlUb2tlbnNSZXF1ZXN0IkAKFUxpc3RDbGlUb2tlbnNSZXNwb25zZRInCgpjbGlfdG9rZW5zGAEgAygLMhMuaGVyYWxkLnYxLkNsaVRva2VuIi0KFVJldm9rZUNsaVRva2VuUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiQAoWUmV2b2tlQ2xpVG9rZW5SZXNwb25zZRImCgljbGlfdG9rZW4YASABKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4ypAgKC0F1dGhTZXJ2aWNlElUKBUxvZ2luEhcuaGVyYWxkLnYxLkxvZ2luUmVxdWVzdBoYLmhlcmFsZC52MS5Mb2dpblJlc3BvbnNlIhmC0+STAhM6ASoiDi92MS9hdXRoL2xvZ2luEmUKClN0YXJ0TG9naW4SHC5oZXJhbGQudjEuU3RhcnRMb2dpblJlcXVlc3QaHS5oZXJhbGQudjEuU3RhcnRMb2dpblJlc3BvbnNlIhqC0+STAhQ6ASoiDy92MS9hdXRoL2RldmljZRJoCglQb2xsTG9naW4SGy5oZXJhbGQudjEuUG9sbExvZ2luUmVxdWVzdBocLmhlcmFsZC52MS5Qb2xsTG9naW5SZXNwb25zZSIggtPkkwIaOgEqIhUvdjEvYXV0aC9kZXZpY2UvdG9rZW4ScwoMQXBwcm92ZUxvZ2luEh4uaGVyYWxkLnYxLkFwcHJvdmVMb2dpblJlcXVlc3QaHy5oZXJhbGQudjEuQXBwcm92ZUxvZ2luUmVzcG9uc2UiIoLT5JMCHDoBKiIXL3YxL2F1dGgvZGV2aWNlL2FwcHJvdmUSZwoJRGVueUxvZ2luEhsuaGVyYWxkLnYxLkRlbnlMb2dpblJlcXVlc3QaHC5oZXJhbGQudjEuRGVueUxvZ2luUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2F1dGgvZGV2aWNlL2RlbnkSWQoGTG9nb3V0EhguaGVyYWxkLnYxLkxvZ291dFJlcXVlc3QaGS5oZXJhbGQudjEuTG9nb3V0UmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL2F1dGgvbG9nb3V0Em0KDUxpc3RDbGlUb2tlbnMSHy5oZXJhbGQudjEuTGlzdENsaVRva2Vuc1JlcXVlc3QaIC5oZXJhbGQudjEuTGlzdENsaVRva2Vuc1Jlc3BvbnNlIhmQAgGC0+STAhASDi92MS9jbGktdG9rZW5zEnIKDlJldm9rZUNsaVRva2VuEiAuaGVyYWxkLnYxLlJldm9rZUNsaVRva2VuUmVxdWVzdBohLmhlcmFsZC52MS5SZXZva2VDbGlUb2tlblJlc3BvbnNlIhuC0+STAhUqEy92MS9jbGktdG9rZW5zL3tpZH0SbAoMU3RhcnRTZXNzaW9uEh4uaGVyYWxkLnYxLlN0YXJ0U2Vzc2lvblJlcXVlc3QaHy5oZXJhbGQudjEuU3RhcnRTZXNzaW9uUmVzcG9uc2UiG4LT5JMCFToBKiIQL3YxL2F1dGgvc2Vzc2lvbhJjCgpFbmRTZXNzaW9uEhwuaGVyYWxkLnYxLkVuZFNlc3Npb25SZXF1ZXN0Gh0uaGVyYWxkLnYxLkVuZFNlc3Npb25SZXNwb25zZSIYgtPkkwISKhAvdjEvYXV0aC9zZXNzaW9uYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_herald_v1_credential]);
+
+/**
+ * Signing the console in.
+ *
+ * @generated from message herald.v1.StartSessionRequest
+ */
+export type StartSessionRequest = Message<"herald.v1.StartSessionRequest"> & {
+  /**
+   * The account's email.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * The account's password.
+   *
+   * @generated from field: string password = 2;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message herald.v1.StartSessionRequest.
+ * Use `create(StartSessionRequestSchema)` to create a new message.
+ */
+export const StartSessionRequestSchema: GenMessage<StartSessionRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_auth_service, 0);
+
+/**
+ * The console is signed in (the cookie carries the session).
+ *
+ * @generated from message herald.v1.StartSessionResponse
+ */
+export type StartSessionResponse = Message<"herald.v1.StartSessionResponse"> & {
+  /**
+   * The session, as ListCliTokens shows it.
+   *
+   * @generated from field: herald.v1.CliToken session = 1;
+   */
+  session?: CliToken | undefined;
+};
+
+/**
+ * Describes the message herald.v1.StartSessionResponse.
+ * Use `create(StartSessionResponseSchema)` to create a new message.
+ */
+export const StartSessionResponseSchema: GenMessage<StartSessionResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_auth_service, 1);
+
+/**
+ * Signing the console out.
+ *
+ * @generated from message herald.v1.EndSessionRequest
+ */
+export type EndSessionRequest = Message<"herald.v1.EndSessionRequest"> & {
+};
+
+/**
+ * Describes the message herald.v1.EndSessionRequest.
+ * Use `create(EndSessionRequestSchema)` to create a new message.
+ */
+export const EndSessionRequestSchema: GenMessage<EndSessionRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_auth_service, 2);
+
+/**
+ * The console is signed out.
+ *
+ * @generated from message herald.v1.EndSessionResponse
+ */
+export type EndSessionResponse = Message<"herald.v1.EndSessionResponse"> & {
+};
+
+/**
+ * Describes the message herald.v1.EndSessionResponse.
+ * Use `create(EndSessionResponseSchema)` to create a new message.
+ */
+export const EndSessionResponseSchema: GenMessage<EndSessionResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_auth_service, 3);
 
 /**
  * Password login.
@@ -49,7 +128,7 @@ export type LoginRequest = Message<"herald.v1.LoginRequest"> & {
  * Use `create(LoginRequestSchema)` to create a new message.
  */
 export const LoginRequestSchema: GenMessage<LoginRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 0);
+  messageDesc(file_herald_v1_auth_service, 4);
 
 /**
  * A minted CLI token.
@@ -77,7 +156,7 @@ export type LoginResponse = Message<"herald.v1.LoginResponse"> & {
  * Use `create(LoginResponseSchema)` to create a new message.
  */
 export const LoginResponseSchema: GenMessage<LoginResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 1);
+  messageDesc(file_herald_v1_auth_service, 5);
 
 /**
  * Device login start.
@@ -98,7 +177,7 @@ export type StartLoginRequest = Message<"herald.v1.StartLoginRequest"> & {
  * Use `create(StartLoginRequestSchema)` to create a new message.
  */
 export const StartLoginRequestSchema: GenMessage<StartLoginRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 2);
+  messageDesc(file_herald_v1_auth_service, 6);
 
 /**
  * RFC 8628 device authorization response.
@@ -154,7 +233,7 @@ export type StartLoginResponse = Message<"herald.v1.StartLoginResponse"> & {
  * Use `create(StartLoginResponseSchema)` to create a new message.
  */
 export const StartLoginResponseSchema: GenMessage<StartLoginResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 3);
+  messageDesc(file_herald_v1_auth_service, 7);
 
 /**
  * Device login poll.
@@ -175,7 +254,7 @@ export type PollLoginRequest = Message<"herald.v1.PollLoginRequest"> & {
  * Use `create(PollLoginRequestSchema)` to create a new message.
  */
 export const PollLoginRequestSchema: GenMessage<PollLoginRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 4);
+  messageDesc(file_herald_v1_auth_service, 8);
 
 /**
  * Device login state.
@@ -210,7 +289,7 @@ export type PollLoginResponse = Message<"herald.v1.PollLoginResponse"> & {
  * Use `create(PollLoginResponseSchema)` to create a new message.
  */
 export const PollLoginResponseSchema: GenMessage<PollLoginResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 5);
+  messageDesc(file_herald_v1_auth_service, 9);
 
 /**
  * Approve a device login.
@@ -231,7 +310,7 @@ export type ApproveLoginRequest = Message<"herald.v1.ApproveLoginRequest"> & {
  * Use `create(ApproveLoginRequestSchema)` to create a new message.
  */
 export const ApproveLoginRequestSchema: GenMessage<ApproveLoginRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 6);
+  messageDesc(file_herald_v1_auth_service, 10);
 
 /**
  * Approved.
@@ -252,7 +331,7 @@ export type ApproveLoginResponse = Message<"herald.v1.ApproveLoginResponse"> & {
  * Use `create(ApproveLoginResponseSchema)` to create a new message.
  */
 export const ApproveLoginResponseSchema: GenMessage<ApproveLoginResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 7);
+  messageDesc(file_herald_v1_auth_service, 11);
 
 /**
  * Deny a device login.
@@ -273,7 +352,7 @@ export type DenyLoginRequest = Message<"herald.v1.DenyLoginRequest"> & {
  * Use `create(DenyLoginRequestSchema)` to create a new message.
  */
 export const DenyLoginRequestSchema: GenMessage<DenyLoginRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 8);
+  messageDesc(file_herald_v1_auth_service, 12);
 
 /**
  * Denied.
@@ -288,7 +367,7 @@ export type DenyLoginResponse = Message<"herald.v1.DenyLoginResponse"> & {
  * Use `create(DenyLoginResponseSchema)` to create a new message.
  */
 export const DenyLoginResponseSchema: GenMessage<DenyLoginResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 9);
+  messageDesc(file_herald_v1_auth_service, 13);
 
 /**
  * Logout.
@@ -303,7 +382,7 @@ export type LogoutRequest = Message<"herald.v1.LogoutRequest"> & {
  * Use `create(LogoutRequestSchema)` to create a new message.
  */
 export const LogoutRequestSchema: GenMessage<LogoutRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 10);
+  messageDesc(file_herald_v1_auth_service, 14);
 
 /**
  * Logged out: the calling token is revoked.
@@ -318,7 +397,7 @@ export type LogoutResponse = Message<"herald.v1.LogoutResponse"> & {
  * Use `create(LogoutResponseSchema)` to create a new message.
  */
 export const LogoutResponseSchema: GenMessage<LogoutResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 11);
+  messageDesc(file_herald_v1_auth_service, 15);
 
 /**
  * List CLI tokens.
@@ -333,7 +412,7 @@ export type ListCliTokensRequest = Message<"herald.v1.ListCliTokensRequest"> & {
  * Use `create(ListCliTokensRequestSchema)` to create a new message.
  */
 export const ListCliTokensRequestSchema: GenMessage<ListCliTokensRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 12);
+  messageDesc(file_herald_v1_auth_service, 16);
 
 /**
  * The account's CLI tokens.
@@ -354,7 +433,7 @@ export type ListCliTokensResponse = Message<"herald.v1.ListCliTokensResponse"> &
  * Use `create(ListCliTokensResponseSchema)` to create a new message.
  */
 export const ListCliTokensResponseSchema: GenMessage<ListCliTokensResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 13);
+  messageDesc(file_herald_v1_auth_service, 17);
 
 /**
  * Revoke a CLI token.
@@ -375,7 +454,7 @@ export type RevokeCliTokenRequest = Message<"herald.v1.RevokeCliTokenRequest"> &
  * Use `create(RevokeCliTokenRequestSchema)` to create a new message.
  */
 export const RevokeCliTokenRequestSchema: GenMessage<RevokeCliTokenRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 14);
+  messageDesc(file_herald_v1_auth_service, 18);
 
 /**
  * Revoked.
@@ -396,7 +475,7 @@ export type RevokeCliTokenResponse = Message<"herald.v1.RevokeCliTokenResponse">
  * Use `create(RevokeCliTokenResponseSchema)` to create a new message.
  */
 export const RevokeCliTokenResponseSchema: GenMessage<RevokeCliTokenResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 15);
+  messageDesc(file_herald_v1_auth_service, 19);
 
 /**
  * Signing in the CLI: password login, the device-authorization flow of RFC 8628 for machines
@@ -487,6 +566,28 @@ export const AuthService: GenService<{
     methodKind: "unary";
     input: typeof RevokeCliTokenRequestSchema;
     output: typeof RevokeCliTokenResponseSchema;
+  },
+  /**
+   * Signs the web console in with the email and password. The session's secret is never in
+   * the response: it is set as an HttpOnly, SameSite=Strict cookie, and the session is listed
+   * and revoked like a CLI token (kind `session`). Only from the server's own origin.
+   *
+   * @generated from rpc herald.v1.AuthService.StartSession
+   */
+  startSession: {
+    methodKind: "unary";
+    input: typeof StartSessionRequestSchema;
+    output: typeof StartSessionResponseSchema;
+  },
+  /**
+   * Signs the console out: the session ends on the server and its cookie is cleared.
+   *
+   * @generated from rpc herald.v1.AuthService.EndSession
+   */
+  endSession: {
+    methodKind: "unary";
+    input: typeof EndSessionRequestSchema;
+    output: typeof EndSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_herald_v1_auth_service, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/credential.proto.
  */
 export const file_herald_v1_credential: GenFile = /*@__PURE__*/
-  fileDesc("ChpoZXJhbGQvdjEvY3JlZGVudGlhbC5wcm90bxIJaGVyYWxkLnYxIvABCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEg4KBnNjb3BlcxgFIAMoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIt8BCghDbGlUb2tlbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmRpc3BsYXlfcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY3VycmVudBgHIAEoCGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChpoZXJhbGQvdjEvY3JlZGVudGlhbC5wcm90bxIJaGVyYWxkLnYxIvABCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEg4KBnNjb3BlcxgFIAMoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIu0BCghDbGlUb2tlbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmRpc3BsYXlfcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY3VycmVudBgHIAEoCBIMCgRraW5kGAggASgJYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * A project API key as listed. The secret is shown once, in CreateApiKeyResponse, and never
@@ -139,6 +139,14 @@ export type CliToken = Message<"herald.v1.CliToken"> & {
    * @generated from field: bool current = 7;
    */
   current: boolean;
+
+  /**
+   * `cli` (a login of the CLI or SDK) or `session` (a signed-in web console, whose secret
+   * lives in an HttpOnly cookie).
+   *
+   * @generated from field: string kind = 8;
+   */
+  kind: string;
 };
 
 /**

@@ -1,6 +1,9 @@
 import { defineEntity, p } from "@mikro-orm/core";
 
-/** A CLI token of an account. Only the SHA-256 digest of its secret is stored. */
+/**
+ * A CLI token of an account, or a console session (`kind`). Only the SHA-256 digest of its
+ * secret is stored.
+ */
 export const CliToken = defineEntity({
   name: "CliToken",
   tableName: "cli_token",
@@ -8,6 +11,7 @@ export const CliToken = defineEntity({
     id: p.uuid().primary(),
     accountId: p.uuid(),
     name: p.text(),
+    kind: p.text().default("cli"),
     secretDigest: p.type("blob"),
     displayPrefix: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),

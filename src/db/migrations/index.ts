@@ -3,6 +3,7 @@ import { Migration0002Credentials } from "./0002-credentials.ts";
 import { Migration0003Devices } from "./0003-devices.ts";
 import { Migration0004Deliveries } from "./0004-deliveries.ts";
 import { Migration0005Retention } from "./0005-retention.ts";
+import { Migration0006Console } from "./0006-console.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   { name: "0003-devices", class: Migration0003Devices },
   { name: "0004-deliveries", class: Migration0004Deliveries },
   { name: "0005-retention", class: Migration0005Retention },
+  { name: "0006-console", class: Migration0006Console },
 ];

@@ -54,6 +54,16 @@ export class AccountRepository {
     return rows[0] ?? null;
   }
 
+  async setPasswordHash(id: string, passwordHash: string): Promise<void> {
+    await this.#orm.em.fork().nativeUpdate(Account, { id }, { passwordHash });
+  }
+
+  /** The server's first account: the owner of a single-owner server. */
+  async first(): Promise<AccountRow | null> {
+    const rows = await this.#orm.em.fork().find(Account, {}, { orderBy: { id: "asc" }, limit: 1 });
+    return rows[0] ?? null;
+  }
+
   async get(id: string): Promise<AccountRow | null> {
     return this.#orm.em.fork().findOne(Account, { id });
   }

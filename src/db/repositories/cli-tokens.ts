@@ -16,13 +16,19 @@ export class CliTokenRepository {
     this.#orm = orm;
   }
 
-  async mint(accountId: string, name: string): Promise<{ secret: string; token: CliTokenRow }> {
+  /** A new token; `session` for a signed-in console (its secret goes in a cookie). */
+  async mint(
+    accountId: string,
+    name: string,
+    kind: "cli" | "session" = "cli",
+  ): Promise<{ secret: string; token: CliTokenRow }> {
     const em = this.#orm.em.fork();
     const secret = mintCredential("cliToken");
     const token = em.create(CliToken, {
       id: uuidv7(),
       accountId,
       name,
+      kind,
       secretDigest: digestCredential(secret),
       displayPrefix: displayPrefix(secret),
       createdAt: new Date(),
@@ -33,6 +39,17 @@ export class CliTokenRepository {
 
   async list(accountId: string): Promise<CliTokenRow[]> {
     return this.#orm.em.fork().find(CliToken, { accountId }, { orderBy: { id: "desc" } });
+  }
+
+  /** Revokes the account's console sessions but `keepId`; how many. */
+  async revokeSessions(accountId: string, keepId: string): Promise<number> {
+    return this.#orm.em
+      .fork()
+      .nativeUpdate(
+        CliToken,
+        { accountId, kind: "session", revokedAt: null, id: { $ne: keepId } },
+        { revokedAt: new Date() },
+      );
   }
 
   async revoke(accountId: string, id: string): Promise<CliTokenRow | null> {

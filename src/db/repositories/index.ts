@@ -13,6 +13,7 @@ import { NotificationRepository } from "./notifications.ts";
 import { PairingCodeRepository } from "./pairing-codes.ts";
 import { ProjectRepository } from "./projects.ts";
 import { RetentionRepository } from "./retention.ts";
+import { SetupLinkRepository } from "./setup-links.ts";
 import { UsageRepository } from "./usage.ts";
 
 export function createRepositories(
@@ -31,6 +32,7 @@ export function createRepositories(
     notifications: new NotificationRepository(orm),
     pairingCodes: new PairingCodeRepository(orm),
     retention: new RetentionRepository(orm),
+    setupLinks: new SetupLinkRepository(orm),
     usage: new UsageRepository(orm),
   };
 }

@@ -41,6 +41,8 @@ export interface Sender {
   readonly platform: "ios" | "android" | "web";
   /** Undefined when ready; otherwise why the platform cannot send (reported at start). */
   readonly unconfigured?: string;
+  /** Web Push: the VAPID public key browsers subscribe with. */
+  readonly publicKey?: string;
   send(message: PushMessage, token: string): Promise<SendResult>;
   close(): Promise<void>;
 }

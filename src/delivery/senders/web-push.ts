@@ -89,6 +89,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
   const authorization = vapidAuthorization(opts.vapid);
   return {
     platform: "web",
+    publicKey: opts.vapid.publicKey,
     async send(msg, token): Promise<SendResult> {
       const subscription = JSON.parse(token) as webpush.PushSubscription;
       const ttl = Math.max(0, Math.floor((msg.expiresAt.getTime() - Date.now()) / 1000));

@@ -8,6 +8,7 @@ import { parseCredential } from "../../domain/credentials.ts";
 import { heraldError } from "../../errors.ts";
 import { principalKey } from "../../services/context.ts";
 import { allows, isPublic, matrix, rpcName } from "../authz.ts";
+import { sameOrigin, sessionFrom } from "./session-cookie.ts";
 
 const bearer = /^Bearer +(\S+) *$/i;
 
@@ -17,7 +18,10 @@ function unauthenticated(detail: string) {
   });
 }
 
-export function createAuthInterceptor(credentials: CredentialVerifier): Interceptor {
+export function createAuthInterceptor(
+  credentials: CredentialVerifier,
+  publicUrl: string | undefined,
+): Interceptor {
   return (next) => async (req) => {
     const grants = matrix[rpcName(req.method)];
     if (grants === undefined) {
@@ -26,6 +30,25 @@ export function createAuthInterceptor(credentials: CredentialVerifier): Intercep
     // Public calls (sign-up, login) ignore any credential sent along.
     if (isPublic(grants)) return next(req);
     const header = req.header.get("authorization");
+    const session = header === null ? sessionFrom(req.header.get("cookie")) : undefined;
+    if (session !== undefined) {
+      // The console's cookie: the browser sends it with any request to this server, whichever
+      // page asks, so only this server's own pages may use it.
+      if (!sameOrigin(req.header, publicUrl)) {
+        throw heraldError(
+          "permission_denied",
+          "the console's session works from its own page only",
+        );
+      }
+      const principal = await credentials.verify("cliToken", session);
+      if (principal === undefined)
+        throw unauthenticated("the console session ended: sign in again");
+      req.contextValues.set(principalKey, principal);
+      if (!allows(grants, principal)) {
+        throw heraldError("permission_denied", "this credential lacks the scope for this call");
+      }
+      return next(req);
+    }
     if (header === null) {
       throw heraldError("unauthenticated", "missing credential: send Authorization: Bearer <key>", {
         metadata: { "www-authenticate": 'Bearer realm="herald"' },

@@ -42,7 +42,13 @@ const droppedHeaders = new Set([
 ]);
 
 /** RPC response headers that a REST client should see. */
-const keptResponseHeaders = ["request-id", "idempotent-replayed", "ratelimit", "ratelimit-policy"];
+const keptResponseHeaders = [
+  "request-id",
+  "idempotent-replayed",
+  "ratelimit",
+  "ratelimit-policy",
+  "set-cookie",
+];
 
 export interface RestShimOptions {
   contextValues: (req: FastifyRequest) => ContextValues;

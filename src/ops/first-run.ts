@@ -1,0 +1,30 @@
+/** What `npm start` tells a person: the first start's key and setup link, and start-up notes. */
+import type { Config } from "../config.ts";
+import type { Bootstrapped } from "./bootstrap.ts";
+import { setupUrl } from "./urls.ts";
+
+export function firstRunMessage(boot: Bootstrapped, base: string, config: Config): string {
+  const setup = boot.setupToken
+    ? `Set the owner's password (${config.owner.email}) in the console with this one-time link,\n` +
+      `valid 24 hours (npm run owner:setup-link prints a new one):\n\n` +
+      `HERALD_OWNER_SETUP_URL=${setupUrl(base, boot.setupToken)}\n\n`
+    : "";
+  return (
+    `\nFirst start: created the owner's account, the project "default" and an API key.\n` +
+    `The key is shown this once; store it now:\n\n` +
+    `HERALD_API_KEY=${boot.apiKey}\n\n` +
+    setup +
+    `Try it:\n  curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Deploy finished","priority":"high"}' ${base}/v1/notify\n\n` +
+    signupLine(config)
+  );
+}
+
+export function signupLine(config: Config): string {
+  return config.signupEnabled
+    ? "Sign-up is open: anyone who reaches this server can create an account (HERALD_SIGNUP=0 closes it).\n"
+    : "Sign-up is closed: only the owner signs in (HERALD_SIGNUP=1 opens it to anyone who reaches this server).\n";
+}
+
+/** HERALD_OWNER_PASSWORD counts at the first start only: say so instead of ignoring it. */
+export const ownerPasswordIgnored =
+  "HERALD_OWNER_PASSWORD is used at the first start only and was ignored; to set a new owner password, run: npm run owner:setup-link\n";

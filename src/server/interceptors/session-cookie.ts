@@ -1,0 +1,76 @@
+/**
+ * The web console's session cookie: read as a credential when a call carries no
+ * `Authorization`, and set or cleared when a call started or ended a session. HttpOnly (page
+ * scripts never see it), SameSite=Strict, Secure behind TLS, and accepted only from the
+ * server's own origin, so that another site cannot make a signed-in browser call Herald.
+ */
+import type { Interceptor } from "@connectrpc/connect";
+import { heraldError } from "../../errors.ts";
+import { sessionChangeKey } from "../../services/context.ts";
+import { rpcName } from "../authz.ts";
+
+export const sessionCookie = "herald_session";
+/** A console session's cookie lasts 30 days (the session itself until revoked or signed out). */
+const maxAgeSeconds = 30 * 86_400;
+
+/** The session secret from a `Cookie` header, if there is one. */
+export function sessionFrom(cookieHeader: string | null): string | undefined {
+  for (const part of cookieHeader?.split(";") ?? []) {
+    const [name, ...value] = part.trim().split("=");
+    if (name === sessionCookie) return value.join("=") || undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a browser's call comes from a page of this server, for calls a browser may make with
+ * the cookie (or that set it): `Origin` names the host it was sent to (or the public URL).
+ * Browsers send `Origin` with every cross-site POST; where it is missing, `Sec-Fetch-Site` says
+ * whether the page is ours. A call with neither is no browser's (curl), which sends no cookie
+ * unless told to.
+ */
+export function sameOrigin(header: Headers, publicUrl: string | undefined): boolean {
+  const origin = header.get("origin");
+  if (!origin) {
+    const site = header.get("sec-fetch-site");
+    return site === null || site === "same-origin" || site === "none";
+  }
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    return false;
+  }
+  return (
+    host === header.get("host") || (publicUrl !== undefined && host === new URL(publicUrl).host)
+  );
+}
+
+/** The calls that set the session cookie. */
+const startsSession = new Set([
+  "herald.v1.AuthService/StartSession",
+  "herald.v1.AccountService/CompleteOwnerSetup",
+]);
+
+export function createSessionCookieInterceptor(publicUrl: string | undefined): Interceptor {
+  const secure = publicUrl?.startsWith("https://") ?? false;
+  return (next) => async (req) => {
+    // Signing in from another site's page (login CSRF) is refused before anything happens.
+    if (startsSession.has(rpcName(req.method)) && !sameOrigin(req.header, publicUrl)) {
+      throw heraldError("permission_denied", "console sessions start from the console's own page");
+    }
+    const res = await next(req);
+    const change = req.contextValues.get(sessionChangeKey);
+    if (change?.started || change?.ended) {
+      const https = secure || req.header.get("origin")?.startsWith("https://");
+      const attributes = `Path=/; HttpOnly; SameSite=Strict${https ? "; Secure" : ""}`;
+      res.header.append(
+        "set-cookie",
+        change.started
+          ? `${sessionCookie}=${change.started}; Max-Age=${maxAgeSeconds}; ${attributes}`
+          : `${sessionCookie}=; Max-Age=0; ${attributes}`,
+      );
+    }
+    return res;
+  };
+}
