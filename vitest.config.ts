@@ -1,4 +1,17 @@
 import { defineConfig } from "vitest/config";
+import { findChromium } from "./test/helpers/chromium.ts";
+
+// The console's tests drive a real Chromium. CI installs one and insists (HERALD_REQUIRE_BROWSER);
+// elsewhere, without one, they are left out with one line saying how to get them.
+const chromium = findChromium();
+if (!chromium) {
+  if (process.env.HERALD_REQUIRE_BROWSER === "1") {
+    throw new Error("HERALD_REQUIRE_BROWSER=1 but no Chromium: apt-get install chromium");
+  }
+  process.stderr.write(
+    "Browser tests left out: no Chromium found (apt-get install chromium, or set HERALD_CHROMIUM to one).\n",
+  );
+}
 
 export default defineConfig({
   test: {
@@ -10,7 +23,7 @@ export default defineConfig({
       {
         test: {
           name: "api",
-          include: ["test/api/**/*.test.ts"],
+          include: ["test/api/**/*.test.ts", ...(chromium ? ["test/browser/**/*.test.ts"] : [])],
           globalSetup: ["test/helpers/global-setup.ts"],
           // Each file gets its own database cloned from a migrated template, so files run in
           // parallel.

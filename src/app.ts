@@ -26,7 +26,7 @@ import { restCaptureInterceptor } from "./server/interceptors/rest-capture.ts";
 import { createSessionCookieInterceptor } from "./server/interceptors/session-cookie.ts";
 import { createValidateInterceptor } from "./server/interceptors/validate.ts";
 import { serverOptions } from "./server/options.ts";
-import { registerDevicePage } from "./server/plugins/device-page.ts";
+import { registerConsole } from "./server/plugins/console.ts";
 import { registerErrorHandling } from "./server/plugins/errors.ts";
 import { registerLifecycle } from "./server/plugins/lifecycle.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
@@ -100,7 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     readMaxBytes: config.bodyLimitBytes,
     shutdownSignal: shutdown.signal,
   });
-  registerDevicePage(app);
+  registerConsole(app);
   registerLifecycle(app, {
     hub,
     worker,

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { buildWeb } from "../../scripts/build-web.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { openDatabase } from "../../src/db/orm.ts";
 
@@ -18,6 +19,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  // The console as its sources are now: the browser tests and the console's routes serve it.
+  await buildWeb();
   const template = `herald_template_${process.pid}`;
   let serverUrl: string;
   let stop = async () => {};

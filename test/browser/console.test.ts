@@ -1,0 +1,172 @@
+/**
+ * The console as a person uses it, in a real Chromium: the first-run setup link, a project and
+ * a key (its secret shown once), a publish with that key appearing live with its delivery
+ * state, this browser becoming a device that receives through its service worker, and a
+ * revoked key refused. Controls are found by role and accessible name, as a screen reader
+ * would. Screenshots of the main pages go to docs/screenshots/.
+ */
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import webpush from "web-push";
+import { SetupLinkRepository } from "../../src/db/repositories/setup-links.ts";
+import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
+import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
+import { chromiumArgs, findChromium } from "../helpers/chromium.ts";
+import { defaultTestSenders, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const shots = join(import.meta.dirname, "../../docs/screenshots");
+const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:owner@example.com" };
+
+let server: TestServer;
+let fake: FakeWebPush;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  fake = await startFakeWebPush();
+  const senders = defaultTestSenders().filter((s) => s.platform !== "web");
+  server = await startServer({}, [...senders, createWebPushSender({ vapid, agent: fake.agent })]);
+  browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await context.grantPermissions(["notifications"], { origin: server.url });
+  // Chromium's own push service (Google's) is out of reach: the page's subscription points at
+  // the fake push service instead, with keys the fake can decrypt with.
+  const sub = fake.subscribe();
+  await context.addInitScript((s: { endpoint: string; p256dh: string; auth: string }) => {
+    const fakeSub = {
+      endpoint: s.endpoint,
+      toJSON: () => ({ endpoint: s.endpoint, keys: { p256dh: s.p256dh, auth: s.auth } }),
+      unsubscribe: async () => true,
+    };
+    const push = (globalThis as unknown as { PushManager: { prototype: Record<string, unknown> } })
+      .PushManager.prototype;
+    push.subscribe = async () => fakeSub;
+    push.getSubscription = async () => fakeSub;
+  }, sub);
+  page = await context.newPage();
+  page.on("dialog", (d) => void d.accept());
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await fake?.close();
+});
+
+const publish = (key: string, title: string) =>
+  fetch(`${server.url}/v1/notify`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: JSON.stringify({ title, message: "from the console test", metadata: { build: 42 } }),
+  });
+
+describe("the console", () => {
+  let secret = "";
+
+  it("sets the owner's password from the first-run link and signs in", async () => {
+    const token = await new SetupLinkRepository(server.orm).create(server.accountId);
+    await page.goto(`${server.url}/setup#${token}`);
+    await page.getByLabel("New password").fill("correct horse battery staple");
+    await page.getByLabel("Repeat the password").fill("correct horse battery staple");
+    await page.screenshot({ path: join(shots, "setup.png") });
+    await page.getByRole("button", { name: "Set password and sign in" }).click();
+    await page.getByRole("heading", { name: "Notifications" }).waitFor();
+    // The session is an HttpOnly cookie: no page script can read it.
+    expect(await page.evaluate("document.cookie")).toBe("");
+    const cookie = (await context.cookies()).find((c) => c.name === "herald_session");
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict" });
+  });
+
+  it("creates a project and a key whose secret is shown once", async () => {
+    await page.getByRole("link", { name: "Projects" }).click();
+    await page.getByLabel("Project name").fill("web-app");
+    await page.getByRole("button", { name: "Create project" }).click();
+    await page.getByRole("cell", { name: "web-app", exact: true }).waitFor();
+    await page.getByLabel("Project", { exact: true }).selectOption({ label: "web-app" });
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByLabel("Key name").fill("ci");
+    await page.getByLabel("read (history, status)").check();
+    await page.getByRole("button", { name: "Create key" }).click();
+    secret = (await page.getByLabel("New API key").textContent()) ?? "";
+    expect(secret).toMatch(/^hk_[0-9A-Za-z]{38}$/);
+    await page.reload();
+    await page.getByRole("cell", { name: "ci", exact: true }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await page.screenshot({ path: join(shots, "keys.png") });
+  });
+
+  it("shows a publish live, with its status and per-device delivery states", async () => {
+    await page.getByRole("link", { name: "Notifications" }).click();
+    await page.getByText("Nothing published yet").waitFor();
+    expect((await publish(secret, "Deploy finished")).status).toBe(202);
+    await page.getByText("Deploy finished").waitFor({ timeout: 10_000 });
+    await page.getByRole("button", { name: "Details of Deploy finished" }).click();
+    await page.getByText('"build": 42').waitFor();
+    await page.getByText("No device received it.").waitFor();
+    await page.screenshot({ path: join(shots, "notifications.png") });
+  });
+
+  it("makes this browser a device that receives through its service worker", async () => {
+    await page.getByRole("button", { name: "Notify me in this browser" }).click();
+    await page.getByText("This browser receives notifications", { exact: true }).waitFor();
+    await page.getByRole("link", { name: "Devices" }).click();
+    await page.getByRole("cell", { name: "Chrome on Linux", exact: true }).waitFor();
+    await page.getByRole("cell", { name: "web", exact: true }).waitFor();
+    await page.getByRole("button", { name: "Pair a phone or another computer" }).click();
+    await page.getByLabel("Pairing code").waitFor();
+    await page.getByRole("img", { name: /QR code of the pairing link/ }).waitFor();
+    await page.screenshot({ path: join(shots, "devices.png") });
+
+    // The service worker's registration, to hand it the push as the browser's push service would.
+    const cdp = await context.newCDPSession(page);
+    let registrationId = "";
+    cdp.on(
+      "ServiceWorker.workerRegistrationUpdated",
+      (e: { registrations: { registrationId: string; scopeURL: string }[] }) => {
+        const r = e.registrations.find((x) => x.scopeURL === `${server.url}/`);
+        if (r) registrationId = r.registrationId;
+      },
+    );
+    await cdp.send("ServiceWorker.enable");
+    await waitFor(() => registrationId !== "");
+
+    const res = await publish(secret, "Build failed on main");
+    const { id } = (await res.json()) as { id: string };
+    await waitFor(() => fake.received.some((r) => r.payload.id === id), 10_000);
+    const pushed = fake.received.find((r) => r.payload.id === id);
+    expect(pushed?.payload.title).toBe("Build failed on main");
+    await page.getByRole("link", { name: "Notifications" }).click();
+    await cdp.send("ServiceWorker.deliverPushMessage", {
+      origin: server.url,
+      registrationId,
+      data: JSON.stringify(pushed?.payload),
+    });
+    // The worker showed it and told the open console; it acknowledged it: `delivered`.
+    await page.getByText("Received: Build failed on main").waitFor();
+    const state = async () => {
+      const r = await fetch(`${server.url}/v1/notifications/${id}`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      return r.status === 200
+        ? ((await r.json()) as { device_deliveries: { state: string }[] }).device_deliveries[0]
+            ?.state
+        : r.status;
+    };
+    await waitFor(async () => (await state()) === "delivered");
+    expect(await state()).toBe("delivered");
+  });
+
+  it("revokes the key: the next publish is refused", async () => {
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByRole("button", { name: "Revoke ci" }).click();
+    await page.getByText("revoked").waitFor();
+    await new Promise((r) => setTimeout(r, 1100)); // revocation reaches every cache within 1 s
+    expect((await publish(secret, "after revoke")).status).toBe(401);
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByText("Usage this month").waitFor();
+    await page.screenshot({ path: join(shots, "account.png") });
+  });
+});

@@ -1,0 +1,194 @@
+/**
+ * "Notify me in this browser": the browser becomes a receiving device of the account. With Web
+ * Push (a service worker and the push service of the browser), notifications appear even with
+ * the tab closed. Where Web Push is unavailable (no support, permission refused, not configured
+ * on the server), the open console receives over the live stream instead, and says so.
+ */
+import { api, asDevice, errorText } from "./api.ts";
+import { fill, h, toast } from "./dom.ts";
+import { forgetDevice, loadDevice, type SavedDevice, saveDevice } from "./idb.ts";
+
+type SignIn = (platform: "web" | "stream") => Promise<{ id: string; credential: string }>;
+
+/** "Chrome on Linux": how the device list names this browser. */
+export function browserName(): string {
+  const ua = navigator.userAgent;
+  const browser = ["Edg", "Firefox", "Chrome", "Safari"].find((b) => ua.includes(`${b}/`));
+  const os = ["Android", "iPhone", "iPad", "Mac OS X", "Windows", "Linux"].find((o) =>
+    ua.includes(o),
+  );
+  const name: Record<string, string> = { Edg: "Edge", "Mac OS X": "macOS" };
+  return `${browser ? (name[browser] ?? browser) : "Browser"}${os ? ` on ${name[os] ?? os}` : ""}`;
+}
+
+const base64url = (s: string) =>
+  Uint8Array.from(atob(s.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
+
+async function pushSubscription(): Promise<PushSubscription | string> {
+  if (
+    !("serviceWorker" in navigator) ||
+    !("PushManager" in window) ||
+    !("Notification" in window)
+  ) {
+    return "this browser has no Web Push";
+  }
+  if ((await Notification.requestPermission()) !== "granted")
+    return "notifications are not allowed for this site";
+  let key: string;
+  try {
+    key = (await api.devices.getWebPushKey({})).publicKey;
+  } catch (err) {
+    return errorText(err);
+  }
+  const reg = await navigator.serviceWorker.register("/sw.js");
+  await navigator.serviceWorker.ready;
+  try {
+    return await reg.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey: base64url(key),
+    });
+  } catch (err) {
+    return `the browser's push service refused: ${(err as Error).message}`;
+  }
+}
+
+/** Makes this browser a device; returns how it receives, and why not by push if it does not. */
+export async function enableThisBrowser(
+  signIn: SignIn,
+): Promise<{ platform: "web" | "stream"; why?: string }> {
+  const sub = await pushSubscription();
+  if (typeof sub === "string") {
+    const device = await signIn("stream");
+    await saveDevice({ ...device, platform: "stream" });
+    void streamInPage();
+    return { platform: "stream", why: sub };
+  }
+  const device = await signIn("web");
+  const json = sub.toJSON();
+  await api.devices.registerChannel(
+    {
+      channel: {
+        case: "webPush",
+        value: {
+          endpoint: json.endpoint ?? "",
+          p256dh: json.keys?.p256dh ?? "",
+          auth: json.keys?.auth ?? "",
+        },
+      },
+    },
+    asDevice(device.credential),
+  );
+  await saveDevice({ ...device, platform: "web" });
+  return { platform: "web" };
+}
+
+let streaming = false;
+
+/** A stream device receives while the console is open: each one as a toast (and an OS notification if allowed). */
+export async function streamInPage(): Promise<void> {
+  const saved = await loadDevice();
+  if (!saved || saved.platform !== "stream" || streaming) return;
+  streaming = true;
+  let device: SavedDevice = saved;
+  for (;;) {
+    try {
+      for await (const msg of api.inbox.subscribe(
+        { since: device.cursor ?? "" },
+        asDevice(device.credential),
+      )) {
+        if (msg.event.case !== "notification") continue;
+        const n = msg.event.value;
+        toast(`${n.title}${n.message ? ` — ${n.message}` : ""}`);
+        if ("Notification" in window && Notification.permission === "granted")
+          new Notification(n.title, { body: n.message, tag: n.id });
+        await api.inbox.ackNotification({ id: n.id }, asDevice(device.credential));
+        device = { ...device, cursor: n.id };
+        await saveDevice(device);
+      }
+    } catch (err) {
+      if ((err as { code?: number }).code === 16) {
+        await forgetDevice();
+        streaming = false;
+        return;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+/** Pushes the service worker received while a console is open are shown in the page too. */
+export function listenToServiceWorker(): void {
+  navigator.serviceWorker?.addEventListener("message", (e: MessageEvent) => {
+    const data = e.data as { type?: string; notification?: { title: string } };
+    if (data?.type === "herald-push" && data.notification)
+      toast(`Received: ${data.notification.title}`);
+  });
+}
+
+/** The top bar's button: turns this browser on as a device, or says it is one. */
+export function thisBrowserButton(): HTMLElement {
+  const box = h("div", { class: "row" });
+  const draw = async () => {
+    const saved = await loadDevice();
+    if (saved) {
+      fill(
+        box,
+        h(
+          "span",
+          { class: "badge ok", role: "status" },
+          saved.platform === "web"
+            ? "This browser receives notifications"
+            : "This page receives notifications while open",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            onclick: async () => {
+              await api.devices.signOutDevice({}, asDevice(saved.credential)).catch(() => {});
+              const reg = await navigator.serviceWorker?.getRegistration();
+              await (await reg?.pushManager.getSubscription())?.unsubscribe();
+              await forgetDevice();
+              void draw();
+            },
+          },
+          "Stop notifications here",
+        ),
+      );
+      return;
+    }
+    const on = h(
+      "button",
+      {
+        type: "button",
+        class: "primary",
+        onclick: async () => {
+          on.disabled = true;
+          try {
+            const result = await enableThisBrowser(async (platform) => {
+              const { code } = await api.devices.createPairingCode({});
+              const r = await api.devices.signInDevice({
+                method: { case: "pairingCode", value: code },
+                name: browserName(),
+                platform,
+              });
+              return { id: r.device?.id ?? "", credential: r.deviceCredential };
+            });
+            toast(
+              result.platform === "web"
+                ? "This browser now receives notifications, even with the tab closed."
+                : `Web Push is unavailable (${result.why}): this page receives notifications while it is open.`,
+            );
+          } catch (err) {
+            toast(errorText(err));
+          }
+          void draw();
+        },
+      },
+      "Notify me in this browser",
+    );
+    fill(box, on);
+  };
+  void draw();
+  return box;
+}

@@ -1,0 +1,74 @@
+/** A small DOM builder: elements from a tag, properties and children; no framework. */
+export type Child = Node | string | number | null | undefined | false | Child[];
+type Props = Record<string, unknown>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2).toLowerCase(), value as EventListener);
+    } else if (key === "class") {
+      el.className = String(value);
+    } else if (key in el && typeof value !== "string") {
+      (el as unknown as Record<string, unknown>)[key] = value;
+    } else {
+      el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el: Node, children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+/** Replaces an element's children. */
+export function fill(el: Element, ...children: Child[]): void {
+  el.replaceChildren();
+  append(el, children);
+}
+
+/** A labelled input: the label names it for screen readers and tests alike. */
+export function field(
+  label: string,
+  props: Props = {},
+): { wrap: HTMLLabelElement; input: HTMLInputElement } {
+  const input = h("input", props);
+  return { wrap: h("label", {}, label, input), input };
+}
+
+let seq = 0;
+/** A unique id for aria relations. */
+export const uid = (prefix: string) => `${prefix}-${++seq}`;
+
+/** "3 min ago", "yesterday 14:02", or a date: how a person reads a time. */
+export function when(d: Date | undefined): string {
+  if (!d) return "never";
+  const s = (Date.now() - d.getTime()) / 1000;
+  if (s < 45) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** A transient message in the corner (new notifications, copies, errors). */
+export function toast(text: string): void {
+  let box = document.querySelector(".toasts");
+  if (!box) {
+    box = h("div", { class: "toasts", role: "status", "aria-live": "polite" });
+    document.body.append(box);
+  }
+  const t = h("div", { class: "toast" }, text);
+  box.append(t);
+  setTimeout(() => t.remove(), 6000);
+}

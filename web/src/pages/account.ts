@@ -1,0 +1,146 @@
+/** The account: this month's usage, the password, and the console sessions and CLI tokens. */
+import type { CliToken } from "../../../gen/herald/v1/credential_pb.ts";
+import { api, date, errorText } from "../api.ts";
+import { notice, onSubmit, route, state } from "../app.ts";
+import { field, fill, h, toast, when } from "../dom.ts";
+
+function tokenRow(t: CliToken, refresh: () => Promise<void>): HTMLTableRowElement {
+  return h(
+    "tr",
+    {},
+    h("td", {}, t.name, t.current ? h("span", { class: "muted" }, " (this one)") : null),
+    h("td", {}, t.kind === "session" ? "console session" : "CLI"),
+    h("td", {}, when(date(t.createdAt))),
+    h("td", {}, when(date(t.lastUsedAt))),
+    h(
+      "td",
+      {},
+      t.revokedAt
+        ? h("span", { class: "badge disabled" }, "revoked")
+        : t.current
+          ? null
+          : h(
+              "button",
+              {
+                type: "button",
+                class: "danger",
+                "aria-label": `Revoke ${t.name}`,
+                onclick: async () => {
+                  try {
+                    await api.auth.revokeCliToken({ id: t.id });
+                    await refresh();
+                  } catch (err) {
+                    toast(errorText(err));
+                  }
+                },
+              },
+              "Revoke",
+            ),
+    ),
+  );
+}
+
+route("/account", {
+  title: "Account",
+  nav: true,
+  async render(main) {
+    const usage = await api.account.getUsage({});
+    const used = Math.min(
+      100,
+      (usage.notificationsUsed / Math.max(1, usage.notificationsQuota)) * 100,
+    );
+    // Through the CSSOM: the Content-Security-Policy refuses inline style attributes.
+    const bar = h("div");
+    bar.style.width = `${used}%`;
+    const body = h("tbody");
+    const refresh = async () => {
+      const { cliTokens } = await api.auth.listCliTokens({});
+      fill(
+        body,
+        cliTokens.filter((t) => !t.revokedAt).map((t) => tokenRow(t, refresh)),
+      );
+    };
+    const current = field("Current password", {
+      type: "password",
+      autocomplete: "current-password",
+      required: true,
+    });
+    const next = field("New password", {
+      type: "password",
+      autocomplete: "new-password",
+      minlength: 12,
+      required: true,
+    });
+    const out = h("div");
+    const form = h(
+      "form",
+      { class: "row" },
+      current.wrap,
+      next.wrap,
+      h("button", { type: "submit", class: "primary" }, "Change password"),
+    );
+    onSubmit(form, out, async () => {
+      const { sessionsEnded } = await api.account.changePassword({
+        currentPassword: current.input.value,
+        newPassword: next.input.value,
+      });
+      current.input.value = "";
+      next.input.value = "";
+      fill(
+        out,
+        notice(`Password changed; ${sessionsEnded} other console session(s) signed out.`, "ok"),
+      );
+      await refresh();
+    });
+    fill(
+      main,
+      h(
+        "div",
+        { class: "panel" },
+        h("h2", {}, "Usage this month"),
+        h(
+          "p",
+          {},
+          `${usage.notificationsUsed.toLocaleString()} of ${usage.notificationsQuota.toLocaleString()} notifications (${usage.plan} plan), renews ${date(usage.periodEnd)?.toLocaleDateString()}`,
+        ),
+        h(
+          "div",
+          {
+            class: "meter",
+            role: "meter",
+            "aria-label": "Notifications used this month",
+            "aria-valuemin": 0,
+            "aria-valuemax": usage.notificationsQuota,
+            "aria-valuenow": usage.notificationsUsed,
+          },
+          bar,
+        ),
+      ),
+      h(
+        "div",
+        { class: "panel" },
+        h("h2", {}, "Password"),
+        h("p", { class: "muted" }, `Signed in as ${state.account?.email}.`),
+        out,
+        form,
+      ),
+      h(
+        "div",
+        { class: "panel" },
+        h("h2", {}, "Sessions and CLI tokens"),
+        h(
+          "table",
+          { "aria-label": "Sessions and CLI tokens" },
+          h(
+            "thead",
+            {},
+            h("tr", {}, ...["Name", "Kind", "Created", "Last used", ""].map((t) => h("th", {}, t))),
+          ),
+          body,
+        ),
+      ),
+    );
+    await refresh();
+    return undefined;
+  },
+});

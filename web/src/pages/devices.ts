@@ -1,0 +1,168 @@
+/** The account's receiving devices: list, rename, remove, send a test, pair a phone. */
+import qrcode from "qrcode-generator";
+import type { Device } from "../../../gen/herald/v1/device_pb.ts";
+import { api, date, errorText } from "../api.ts";
+import { notice, route } from "../app.ts";
+import { fill, h, toast, when } from "../dom.ts";
+
+function pairPanel(): HTMLElement {
+  const out = h("div");
+  const start = h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      onclick: async () => {
+        try {
+          const { code, expiresAt } = await api.devices.createPairingCode({});
+          const url = `${location.origin}/pair#${code}`;
+          const qr = qrcode(0, "M");
+          qr.addData(url);
+          qr.make();
+          fill(
+            out,
+            h(
+              "div",
+              { class: "row" },
+              h(
+                "div",
+                { class: "qr" },
+                h("img", {
+                  src: qr.createDataURL(5, 12),
+                  alt: `QR code of the pairing link ${url}`,
+                  width: 200,
+                  height: 200,
+                }),
+              ),
+              h(
+                "div",
+                {},
+                h("p", {}, "On the phone, open this link (or scan the code):"),
+                h("p", {}, h("a", { href: url }, url)),
+                h(
+                  "p",
+                  {},
+                  "Pairing code: ",
+                  h("span", { class: "code", "aria-label": "Pairing code" }, code),
+                ),
+                h(
+                  "p",
+                  { class: "muted" },
+                  `Works once, until ${date(expiresAt)?.toLocaleTimeString()}. On an iPhone, add Herald to the home screen first (Share → Add to Home Screen), then open it from there.`,
+                ),
+              ),
+            ),
+          );
+        } catch (err) {
+          fill(out, notice(errorText(err), "error"));
+        }
+      },
+    },
+    "Pair a phone or another computer",
+  );
+  return h("div", { class: "panel" }, h("h2", {}, "Add a device"), start, out);
+}
+
+function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
+  const act = (label: string, run: () => Promise<unknown>, cls = "") =>
+    h(
+      "button",
+      {
+        type: "button",
+        class: cls,
+        "aria-label": `${label} ${d.name}`,
+        onclick: async () => {
+          try {
+            await run();
+            await refresh();
+          } catch (err) {
+            toast(errorText(err));
+          }
+        },
+      },
+      label,
+    );
+  return h(
+    "tr",
+    {},
+    h("td", {}, d.name),
+    h("td", {}, d.platform),
+    h(
+      "td",
+      {},
+      d.enabled
+        ? h("span", { class: "badge ok" }, "active")
+        : h("span", { class: "badge disabled", title: d.disabledReason }, "disabled"),
+    ),
+    h("td", {}, when(date(d.lastSeenAt))),
+    h(
+      "td",
+      { class: "actions-cell" },
+      act("Send test", async () => {
+        await api.devices.sendTestNotification({ id: d.id });
+        toast(`Test sent to ${d.name}`);
+      }),
+      act("Rename", async () => {
+        const name = prompt(`New name for ${d.name}`, d.name);
+        if (name && name !== d.name) await api.devices.renameDevice({ id: d.id, name });
+      }),
+      act(
+        "Remove",
+        async () => {
+          if (confirm(`Remove ${d.name}? It stops receiving at once.`))
+            await api.devices.removeDevice({ id: d.id });
+        },
+        "danger",
+      ),
+    ),
+  );
+}
+
+route("/devices", {
+  title: "Devices",
+  nav: true,
+  render(main) {
+    const body = h("tbody");
+    const refresh = async () => {
+      const { devices } = await api.devices.listDevices({});
+      fill(
+        body,
+        devices.length > 0
+          ? devices.map((d) => row(d, refresh))
+          : h(
+              "tr",
+              {},
+              h(
+                "td",
+                { colspan: 5, class: "muted" },
+                "No devices yet: pair one below, or use “Notify me in this browser”.",
+              ),
+            ),
+      );
+    };
+    fill(
+      main,
+      h(
+        "div",
+        { class: "panel" },
+        h(
+          "table",
+          { "aria-label": "Devices" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ...["Name", "Platform", "State", "Last seen", ""].map((t) => h("th", {}, t)),
+            ),
+          ),
+          body,
+        ),
+      ),
+      pairPanel(),
+    );
+    void refresh();
+    return undefined;
+  },
+});

@@ -1,0 +1,152 @@
+/** The ways in: the owner's setup link, sign-in and (when open) sign-up. */
+import { api } from "../api.ts";
+import { link, loadSession, navigate, notice, onSubmit, route } from "../app.ts";
+import { field, fill, h } from "../dom.ts";
+
+function card(title: string, ...body: (Node | string)[]): HTMLElement {
+  return h(
+    "div",
+    { class: "center" },
+    h("div", { class: "brand" }, h("img", { src: "/icon.svg", alt: "" }), "Herald"),
+    h("div", { class: "panel" }, h("h1", {}, title), ...body),
+  );
+}
+
+/** Where to go after signing in: `?next=` when it is one of ours. */
+function next(): string {
+  const n = new URLSearchParams(location.search).get("next") ?? "";
+  return n.startsWith("/") && !n.startsWith("//") ? n : "/notifications";
+}
+
+route("/setup", {
+  title: "Set the owner's password",
+  open: true,
+  render(app) {
+    const token = location.hash.slice(1);
+    const password = field("New password", {
+      type: "password",
+      autocomplete: "new-password",
+      minlength: 12,
+      required: true,
+    });
+    const again = field("Repeat the password", {
+      type: "password",
+      autocomplete: "new-password",
+      required: true,
+    });
+    const out = h("div");
+    const form = h(
+      "form",
+      {},
+      out,
+      password.wrap,
+      again.wrap,
+      h("button", { type: "submit", class: "primary" }, "Set password and sign in"),
+    );
+    onSubmit(form, out, async () => {
+      if (password.input.value !== again.input.value) {
+        fill(out, notice("The two passwords differ.", "error"));
+        return;
+      }
+      await api.account.completeOwnerSetup({ token, password: password.input.value });
+      await loadSession();
+      navigate("/notifications");
+    });
+    fill(
+      app,
+      card(
+        "Welcome to Herald",
+        h(
+          "p",
+          { class: "muted" },
+          "Choose the owner's password: at least 12 characters. The link works once.",
+        ),
+        token
+          ? form
+          : notice("This page needs the setup link printed by npm start (it ends in #…).", "error"),
+      ),
+    );
+    return undefined;
+  },
+});
+
+route("/signin", {
+  title: "Sign in",
+  open: true,
+  async render(app) {
+    const email = field("Email", { type: "email", autocomplete: "username", required: true });
+    const password = field("Password", {
+      type: "password",
+      autocomplete: "current-password",
+      required: true,
+    });
+    const out = h("div");
+    const form = h(
+      "form",
+      {},
+      out,
+      email.wrap,
+      password.wrap,
+      h("button", { type: "submit", class: "primary" }, "Sign in"),
+    );
+    onSubmit(form, out, async () => {
+      await api.auth.startSession({ email: email.input.value, password: password.input.value });
+      await loadSession();
+      navigate(next());
+    });
+    const { signupOpen } = await api.account.getServerInfo({});
+    fill(
+      app,
+      card(
+        "Sign in",
+        form,
+        signupOpen
+          ? h("p", { class: "muted" }, "No account yet? ", link("/signup", "Create one"))
+          : h(
+              "p",
+              { class: "muted" },
+              "Lost the owner's password? The operator prints a new setup link with npm run owner:setup-link.",
+            ),
+      ),
+    );
+    return undefined;
+  },
+});
+
+route("/signup", {
+  title: "Create an account",
+  open: true,
+  render(app) {
+    const email = field("Email", { type: "email", autocomplete: "username", required: true });
+    const password = field("Password", {
+      type: "password",
+      autocomplete: "new-password",
+      minlength: 12,
+      required: true,
+    });
+    const out = h("div");
+    const form = h(
+      "form",
+      {},
+      out,
+      email.wrap,
+      password.wrap,
+      h("button", { type: "submit", class: "primary" }, "Create account"),
+    );
+    onSubmit(form, out, async () => {
+      await api.account.signUp({ email: email.input.value, password: password.input.value });
+      await api.auth.startSession({ email: email.input.value, password: password.input.value });
+      await loadSession();
+      navigate("/notifications");
+    });
+    fill(
+      app,
+      card(
+        "Create an account",
+        form,
+        h("p", { class: "muted" }, "Have one? ", link("/signin", "Sign in")),
+      ),
+    );
+    return undefined;
+  },
+});

@@ -1,0 +1,206 @@
+/**
+ * Notifications of the project in use: send one, filter by topic, a live feed (new ones appear
+ * as they are published: the first page is asked for again every 2 seconds while the tab is
+ * visible), and each one's status and per-device delivery states, with its metadata as JSON.
+ */
+import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
+import { api, date, errorText, inProject } from "../api.ts";
+import { notice, onSubmit, route, state } from "../app.ts";
+import { field, fill, h, when } from "../dom.ts";
+
+const pollMs = 2000;
+
+function badge(text: string, kind = text): HTMLElement {
+  return h("span", { class: `badge ${kind}` }, text.replaceAll("_", " "));
+}
+
+function details(n: Notification): HTMLElement {
+  const rows = n.deviceDeliveries.map((d) =>
+    h(
+      "tr",
+      {},
+      h("td", {}, d.deviceName, h("div", { class: "muted" }, d.platform)),
+      h("td", {}, badge(d.state)),
+      h("td", {}, String(d.attempts)),
+      h("td", {}, when(date(d.updatedAt))),
+      h("td", { class: "muted" }, d.lastError || "—"),
+    ),
+  );
+  return h(
+    "div",
+    {},
+    n.message.length > 160 ? h("p", {}, n.message) : null,
+    n.clickUrl
+      ? h(
+          "p",
+          {},
+          "Opens ",
+          h("a", { href: n.clickUrl, rel: "noreferrer noopener", target: "_blank" }, n.clickUrl),
+        )
+      : null,
+    n.metadata
+      ? h(
+          "div",
+          {},
+          h("div", { class: "muted" }, "Metadata"),
+          h("pre", {}, JSON.stringify(n.metadata, null, 2)),
+        )
+      : null,
+    rows.length > 0
+      ? h(
+          "table",
+          { "aria-label": "Deliveries" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ...["Device", "State", "Attempts", "Updated", "Last error"].map((t) =>
+                h("th", {}, t),
+              ),
+            ),
+          ),
+          h("tbody", {}, rows),
+        )
+      : h("p", { class: "muted" }, "No device received it."),
+  );
+}
+
+function item(n: Notification, fresh: boolean): HTMLLIElement {
+  const more = h("div", { hidden: true });
+  const toggle = h(
+    "button",
+    {
+      type: "button",
+      "aria-expanded": "false",
+      "aria-label": `Details of ${n.title}`,
+      onclick: async () => {
+        const open = more.hidden;
+        more.hidden = !open;
+        toggle.setAttribute("aria-expanded", String(open));
+        if (open) {
+          try {
+            const full = await api.notify.getNotification({ id: n.id }, inProject(state.projectId));
+            fill(more, details(full.notification ?? n));
+          } catch (err) {
+            fill(more, notice(errorText(err), "error"));
+          }
+        }
+      },
+    },
+    "Details",
+  );
+  return h(
+    "li",
+    { class: fresh ? "fresh" : "", "data-id": n.id },
+    h(
+      "div",
+      { class: "head" },
+      badge(n.status),
+      n.priority === "high" ? badge("high") : null,
+      h("span", { class: "title" }, n.title),
+      h("span", { class: "muted" }, `#${n.topic} · ${when(date(n.createdAt))}`),
+      toggle,
+    ),
+    n.message
+      ? h(
+          "div",
+          { class: "muted" },
+          n.message.length > 160 ? `${n.message.slice(0, 160)}…` : n.message,
+        )
+      : null,
+    more,
+  );
+}
+
+function sendForm(refresh: () => Promise<void>): HTMLElement {
+  const title = field("Title", { required: true, maxlength: 250 });
+  const message = field("Message", { maxlength: 4096 });
+  const topic = field("Topic", { placeholder: "default" });
+  const priority = h(
+    "select",
+    {},
+    ...["normal", "high", "low"].map((p) => h("option", { value: p }, p)),
+  );
+  const out = h("div");
+  const form = h(
+    "form",
+    { class: "row" },
+    title.wrap,
+    message.wrap,
+    topic.wrap,
+    h("label", {}, "Priority", priority),
+    h("button", { type: "submit", class: "primary" }, "Send"),
+  );
+  onSubmit(form, out, async () => {
+    await api.notify.notify(
+      {
+        title: title.input.value,
+        message: message.input.value,
+        topic: topic.input.value,
+        priority: priority.value,
+      },
+      inProject(state.projectId),
+    );
+    title.input.value = "";
+    message.input.value = "";
+    await refresh();
+  });
+  return h("div", { class: "panel" }, h("h2", {}, "Send a notification"), out, form);
+}
+
+route("/notifications", {
+  title: "Notifications",
+  nav: true,
+  render(main) {
+    const list = h("ul", { class: "feed", "aria-label": "Notifications" });
+    const status = h("p", { class: "muted" });
+    const topic = field("Topic", { type: "search", placeholder: "all topics" });
+    const seen = new Set<string>();
+    let first = true;
+    const refresh = async () => {
+      const { notifications } = await api.notify.listNotifications(
+        { pageSize: 50, topic: topic.input.value.trim() },
+        inProject(state.projectId),
+      );
+      const open = new Set(
+        [...list.querySelectorAll("li")]
+          .filter((li) => !li.querySelector("[hidden]"))
+          .map((li) => li.dataset.id),
+      );
+      fill(
+        list,
+        notifications.map((n) => {
+          const li = item(n, !first && !seen.has(n.id));
+          if (open.has(n.id)) (li.querySelector("button") as HTMLButtonElement).click();
+          return li;
+        }),
+      );
+      for (const n of notifications) seen.add(n.id);
+      first = false;
+      fill(
+        status,
+        notifications.length === 0
+          ? 'Nothing published yet. Send one above, or with an API key: curl -H "Authorization: Bearer $HERALD_API_KEY" -d \'{"title":"Hello"}\' ' +
+              `${location.origin}/v1/notify`
+          : `Live: updated ${new Date().toLocaleTimeString()}`,
+      );
+    };
+    topic.input.addEventListener("input", () => {
+      first = true;
+      seen.clear();
+      void refresh();
+    });
+    fill(
+      main,
+      sendForm(refresh),
+      h("div", { class: "panel" }, h("div", { class: "row" }, topic.wrap), status, list),
+    );
+    void refresh().catch((err) => fill(status, notice(errorText(err), "error")));
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible") void refresh().catch(() => {});
+    }, pollMs);
+    return () => clearInterval(timer);
+  },
+});

@@ -1,0 +1,63 @@
+/// <reference lib="webworker" />
+/**
+ * The service worker: shows a push as an OS notification (with the tab closed), acknowledges
+ * it so the publisher sees `delivered`, tells open consoles, and on a click marks it opened and
+ * opens its `click_url` (or the console).
+ */
+import { loadDevice } from "./idb.ts";
+
+declare const self: ServiceWorkerGlobalScope;
+
+interface Pushed {
+  id: string;
+  topic: string;
+  title: string;
+  message: string;
+  priority?: string;
+  click_url?: string | null;
+}
+
+/** A device call over the Connect protocol (JSON), with this browser's device credential. */
+async function asDevice(method: string, body: unknown): Promise<void> {
+  const device = await loadDevice();
+  if (!device) return;
+  await fetch(`/herald.v1.InboxService/${method}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${device.credential}` },
+    body: JSON.stringify(body),
+  }).catch(() => {});
+}
+
+self.addEventListener("install", () => void self.skipWaiting());
+self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
+
+self.addEventListener("push", (event) => {
+  const n = (event.data?.json() ?? {}) as Pushed;
+  event.waitUntil(
+    (async () => {
+      await self.registration.showNotification(n.title || "Herald", {
+        body: n.message,
+        tag: n.id,
+        icon: "/icon-192.png",
+        badge: "/icon-192.png",
+        requireInteraction: n.priority === "high",
+        data: { id: n.id, url: n.click_url ?? null },
+      });
+      await asDevice("AckNotification", { id: n.id });
+      for (const client of await self.clients.matchAll({ type: "window" })) {
+        client.postMessage({ type: "herald-push", notification: n });
+      }
+    })(),
+  );
+});
+
+self.addEventListener("notificationclick", (event) => {
+  const { id, url } = (event.notification.data ?? {}) as { id?: string; url?: string | null };
+  event.notification.close();
+  event.waitUntil(
+    (async () => {
+      if (id) await asDevice("MarkOpened", { id });
+      await self.clients.openWindow(url || `/notifications#${id ?? ""}`);
+    })(),
+  );
+});
