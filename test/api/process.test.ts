@@ -2,7 +2,7 @@
  * Herald as a process: `npm start` on an embedded PostgreSQL, first-start bootstrap, restarts,
  * graceful shutdown, and a hard crash right after a 202.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,6 +37,10 @@ describe("npm start on the embedded PostgreSQL", () => {
     const key = await waitForKey(first);
     expect(key).toMatch(/^hk_[0-9A-Za-z]{38}$/);
     expect(first.stdout().match(/HERALD_API_KEY=/g)).toHaveLength(1);
+    // The owner's one-time setup link, once, pointing at the console's setup page.
+    const setup = /^HERALD_OWNER_SETUP_URL=(\S+)$/m.exec(first.stdout())?.[1] ?? "";
+    expect(setup).toMatch(new RegExp(`^${first.url}/setup#[\\w-]{32}$`));
+    expect(first.stdout()).toContain("Sign-up is closed");
     const res = await publish(first.url, key as string, "survives restarts");
     expect(res.status).toBe(202);
     const { id } = (await res.json()) as { id: string };
@@ -45,8 +49,14 @@ describe("npm start on the embedded PostgreSQL", () => {
     // The embedded PostgreSQL was stopped with the server.
     expect(existsSync(join(dataDir, "pg", "postmaster.pid"))).toBe(false);
 
-    const second = await spawnHerald({ HERALD_DATA_DIR: dataDir });
+    const second = await spawnHerald({
+      HERALD_DATA_DIR: dataDir,
+      HERALD_OWNER_PASSWORD: "too late for this",
+    });
     expect(second.stdout()).not.toContain("HERALD_API_KEY=");
+    expect(second.stdout()).not.toContain("HERALD_OWNER_SETUP_URL=");
+    // A password given after the first start is not silently ignored.
+    expect(second.stdout()).toContain("HERALD_OWNER_PASSWORD is used at the first start only");
     const got = await fetch(`${second.url}/v1/notifications/${id}`, {
       headers: { authorization: `Bearer ${key}` },
     });
@@ -56,6 +66,22 @@ describe("npm start on the embedded PostgreSQL", () => {
     expect(readFileSync(join(dataDir, "postgres.log"), "utf8")).not.toContain(key as string);
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
+    // The operator prints a new setup link (the console test uses one; the API test, its rules).
+    const link = spawnSync(
+      process.execPath,
+      [
+        "--experimental-strip-types",
+        join(import.meta.dirname, "../../src/ops/owner-setup-link.ts"),
+      ],
+      {
+        env: { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dataDir },
+        encoding: "utf8",
+      },
+    );
+    expect(link.status, link.stderr).toBe(0);
+    expect(link.stdout).toMatch(
+      /password of owner@localhost.*\n\nHERALD_OWNER_SETUP_URL=http:\/\/127\.0\.0\.1:8080\/setup#[\w-]{32}\n$/s,
+    );
   }, 60_000);
 
   it("recovers after a SIGKILL left its PostgreSQL running", async () => {

@@ -1,0 +1,55 @@
+/**
+ * A browser without Web Push (or with notifications refused) still receives while the console
+ * is open: "Notify me in this browser" falls back to a stream device and says why.
+ */
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumArgs, findChromium } from "../helpers/chromium.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  server = await startServer({ streamKeepaliveMs: 1000 });
+  browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+  const context = await browser.newContext();
+  // As in a browser that has no Web Push.
+  await context.addInitScript(() => {
+    Reflect.deleteProperty(globalThis, "PushManager");
+  });
+  page = await context.newPage();
+  await page.goto(`${server.url}/signin`);
+  await page.getByLabel("Email").fill("owner@example.com");
+  await page.getByLabel("Password").fill("correct horse battery staple");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Notifications" }).waitFor();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe("without Web Push", () => {
+  it("receives over the live stream while the page is open, and says so", async () => {
+    await page.getByRole("button", { name: "Notify me in this browser" }).click();
+    await page.getByText(/Web Push is unavailable \(this browser has no Web Push\)/).waitFor();
+    await page.getByText("This page receives notifications while open").waitFor();
+    const res = await fetch(`${server.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.apiKey}` },
+      body: JSON.stringify({ title: "Disk almost full", message: "92% on db-1" }),
+    });
+    expect(res.status).toBe(202);
+    await page.getByText("Disk almost full — 92% on db-1").waitFor({ timeout: 10_000 });
+    const { id } = (await res.json()) as { id: string };
+    const n = (await (
+      await fetch(`${server.url}/v1/notifications/${id}`, {
+        headers: { authorization: `Bearer ${server.apiKey}` },
+      })
+    ).json()) as { device_deliveries: { platform: string; state: string }[] };
+    expect(n.device_deliveries).toEqual([expect.objectContaining({ platform: "stream" })]);
+  });
+});
