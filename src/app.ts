@@ -27,6 +27,7 @@ import { createSessionCookieInterceptor } from "./server/interceptors/session-co
 import { createValidateInterceptor } from "./server/interceptors/validate.ts";
 import { serverOptions } from "./server/options.ts";
 import { registerConsole } from "./server/plugins/console.ts";
+import { registerErrorDocs } from "./server/plugins/error-docs.ts";
 import { registerErrorHandling } from "./server/plugins/errors.ts";
 import { registerLifecycle } from "./server/plugins/lifecycle.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     shutdownSignal: shutdown.signal,
   });
   registerConsole(app);
+  registerErrorDocs(app);
   registerLifecycle(app, {
     hub,
     worker,

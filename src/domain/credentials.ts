@@ -50,6 +50,17 @@ export function parseCredential(secret: string): CredentialKind | undefined {
   return kindByPrefix[prefix];
 }
 
+/**
+ * Why a presented secret is not a credential: not of the form at all, or of the form with a
+ * checksum that does not match (a typo, or a copy cut short).
+ */
+export function credentialProblem(secret: string): "format" | "checksum" | undefined {
+  const m = credentialPattern.exec(secret);
+  if (!m) return "format";
+  const [, , random, sum] = m as unknown as [string, string, string, string];
+  return checksum(random) === sum ? undefined : "checksum";
+}
+
 /** The only form in which a secret is stored: its SHA-256 digest. */
 export function digestCredential(secret: string): Buffer {
   return createHash("sha256").update(secret).digest();

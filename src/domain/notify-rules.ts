@@ -47,6 +47,47 @@ export function notifyViolations(req: NotifyInput): FieldViolation[] {
 
 const idempotencyKeyPattern = /^[\x20-\x7e]{1,255}$/;
 
+/** What a person who wrote an unknown priority most likely meant. */
+const prioritySynonyms: Record<string, string> = {
+  urgent: "high",
+  critical: "high",
+  emergency: "high",
+  important: "high",
+  max: "high",
+  medium: "normal",
+  default: "normal",
+  info: "normal",
+  min: "low",
+  minor: "low",
+  quiet: "low",
+};
+
+/**
+ * A clearer message for a proto rule's violation: a list rule names its values (protovalidate
+ * says `must be in list [, low, normal, high]`), and an unknown priority gets a suggestion.
+ */
+export function explainViolation(
+  field: string,
+  ruleId: string,
+  message: string,
+  request: unknown,
+): string {
+  if (ruleId !== "string.in") return message;
+  const values =
+    /\[(.*)\]/
+      .exec(message)?.[1]
+      ?.split(",")
+      .map((v) => v.trim())
+      .filter((v) => v !== "") ?? [];
+  if (values.length === 0) return message;
+  const given = (request as Record<string, unknown>)[field];
+  const suggestion =
+    field === "priority" && typeof given === "string"
+      ? prioritySynonyms[given.toLowerCase()]
+      : undefined;
+  return `must be one of ${values.join(", ")}${suggestion ? ` (for "${given}", use ${suggestion})` : ""}`;
+}
+
 /** Extra checks for one RPC: the decoded request and its headers in, violations out. */
 export type DomainRule = (message: unknown, header: Headers) => FieldViolation[];
 

@@ -4,10 +4,11 @@
  */
 import type { Interceptor } from "@connectrpc/connect";
 import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
-import { parseCredential } from "../../domain/credentials.ts";
+import { credentialProblem, parseCredential } from "../../domain/credentials.ts";
+import type { Principal } from "../../domain/principal.ts";
 import { heraldError } from "../../errors.ts";
 import { principalKey } from "../../services/context.ts";
-import { allows, isPublic, matrix, rpcName } from "../authz.ts";
+import { allows, type Grant, isPublic, matrix, rpcName } from "../authz.ts";
 import { sameOrigin, sessionFrom } from "./session-cookie.ts";
 
 const bearer = /^Bearer +(\S+) *$/i;
@@ -44,9 +45,7 @@ export function createAuthInterceptor(
       if (principal === undefined)
         throw unauthenticated("the console session ended: sign in again");
       req.contextValues.set(principalKey, principal);
-      if (!allows(grants, principal)) {
-        throw heraldError("permission_denied", "this credential lacks the scope for this call");
-      }
+      if (!allows(grants, principal)) throw refused(grants, principal);
       return next(req);
     }
     if (header === null) {
@@ -57,16 +56,32 @@ export function createAuthInterceptor(
     const secret = bearer.exec(header)?.[1];
     const kind = secret === undefined ? undefined : parseCredential(secret);
     if (secret === undefined || kind === undefined) {
-      throw unauthenticated("malformed credential: expected Authorization: Bearer hk_… or hc_…");
+      throw unauthenticated(
+        secret !== undefined && credentialProblem(secret) === "checksum"
+          ? "the credential's checksum does not match: a typo, or a copy cut short"
+          : "malformed credential: expected Authorization: Bearer hk_… or hc_…",
+      );
     }
     const principal = await credentials.verify(kind, secret);
     if (principal === undefined) {
       throw unauthenticated("unknown or revoked credential");
     }
     req.contextValues.set(principalKey, principal);
-    if (!allows(grants, principal)) {
-      throw heraldError("permission_denied", "this credential lacks the scope for this call");
-    }
+    if (!allows(grants, principal)) throw refused(grants, principal);
     return next(req);
   };
+}
+
+/** Why a valid credential may not make this call, and what would. */
+function refused(grants: readonly Grant[], principal: Principal) {
+  const scope = grants.find((g) => g.kind === "apiKey")?.scope;
+  const detail =
+    principal.kind === "apiKey" && scope
+      ? `this API key lacks the \`${scope}\` scope this call needs: use a key with it (herald keys create NAME --scope ${scope}) or a CLI token (herald login)`
+      : principal.kind === "apiKey"
+        ? "API keys may not make this call: sign in as the owner (herald login) and use the CLI token"
+        : principal.kind === "device"
+          ? "a device credential can only receive and manage its own device"
+          : "a CLI token may not make this call: it is for devices (sign in a device)";
+  return heraldError("permission_denied", detail);
 }

@@ -6,7 +6,7 @@
 import { pathToString } from "@bufbuild/protobuf/reflect";
 import { createValidator } from "@bufbuild/protovalidate";
 import type { Interceptor } from "@connectrpc/connect";
-import type { DomainRule } from "../../domain/notify-rules.ts";
+import { type DomainRule, explainViolation } from "../../domain/notify-rules.ts";
 import { type FieldViolation, heraldError } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
 import { restExchangeKey } from "../context.ts";
@@ -24,12 +24,18 @@ export function createValidateInterceptor(rules: Record<string, DomainRule>): In
     for (const v of result.violations ?? []) {
       const field = pathToString(v.field);
       // A field the shim could not decode is absent from the message: do not report it twice.
-      if (!reported.has(field)) violations.push({ field, message: v.message });
+      if (!reported.has(field)) {
+        violations.push({
+          field,
+          message: explainViolation(field, v.ruleId, v.message, req.message),
+        });
+      }
     }
     violations.push(...(rules[rpcName(req.method)]?.(req.message, req.header) ?? []));
     if (violations.length > 0) {
-      const fields = [...new Set(violations.map((v) => v.field || "body"))].join(", ");
-      throw heraldError("invalid_argument", `invalid request: ${fields}`, { violations });
+      // Every violation in the message too: gRPC tools show the message, the details only as bytes.
+      const each = violations.map((v) => `${v.field || "body"} ${v.message}`).join("; ");
+      throw heraldError("invalid_argument", `invalid request: ${each}`, { violations });
     }
     return next(req);
   };

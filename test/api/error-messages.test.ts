@@ -1,0 +1,72 @@
+/**
+ * Errors that say what to do: the list of allowed values (with a suggestion), the scope a key
+ * lacks and how to get it, field violations in the gRPC status message itself, and a page behind
+ * every problem's `type` link.
+ */
+import { ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { addKey, notify, startServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => server.close());
+
+describe("errors that say what to do", () => {
+  it("an unknown priority lists the three values and suggests one", async () => {
+    const res = await notify(server, { title: "t", priority: "urgent" });
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toEqual([
+      { field: "priority", message: 'must be one of low, normal, high (for "urgent", use high)' },
+    ]);
+    const odd = await notify(server, { title: "t", priority: "purple" });
+    expect(odd.json.errors).toEqual([
+      { field: "priority", message: "must be one of low, normal, high" },
+    ]);
+  });
+
+  it("a write-only key reading history is told the scope it lacks and how to get one", async () => {
+    const { apiKey } = await addKey(server, server.projectId, ["write"]);
+    const res = await fetch(`${server.url}/v1/notifications`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(res.status).toBe(403);
+    const body = (await res.json()) as { detail: string };
+    expect(body.detail).toBe(
+      "this API key lacks the `read` scope this call needs: use a key with it (herald keys create NAME --scope read) or a CLI token (herald login)",
+    );
+  });
+
+  it("over gRPC, the status message itself names every bad field", async () => {
+    const client = createClient(NotifyService, createGrpcTransport({ baseUrl: server.url }));
+    const err = await client
+      .notify(
+        { title: " ", priority: "urgent" },
+        { headers: { authorization: `Bearer ${server.apiKey}` } },
+      )
+      .catch((e: unknown) => ConnectError.from(e));
+    expect((err as ConnectError).rawMessage).toBe(
+      'invalid request: priority must be one of low, normal, high (for "urgent", use high); title must not be blank',
+    );
+  });
+
+  it("every problem's type link leads to the catalogue", async () => {
+    const res = await notify(server, { title: "" });
+    const type = res.json.type as string;
+    expect(type).toBe("/docs/errors#invalid_argument");
+    const page = await fetch(`${server.url}${type.split("#")[0]}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    for (const code of [
+      "invalid_argument",
+      "unauthenticated",
+      "quota_exceeded",
+      "idempotency_key_reused",
+    ]) {
+      expect(html).toContain(`id="${code}"`);
+    }
+  });
+});
