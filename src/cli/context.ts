@@ -32,8 +32,15 @@ export interface SavedConfig {
   device?: { id: string; credential: string; cursor?: string };
 }
 
-/** Documented exit codes (docs/cli.md). */
-export const exit = { ok: 0, failed: 1, usage: 2, auth: 3, network: 4 } as const;
+/** Documented exit codes (docs/cli.md). 130: stopped with Ctrl-C, as shells count it. */
+export const exit = { ok: 0, failed: 1, usage: 2, auth: 3, network: 4, canceled: 130 } as const;
+
+/** A credential the CLI will use, and where it came from (a flag, a variable, the saved login). */
+export interface Credential {
+  secret: string;
+  kind: "API key" | "CLI token";
+  source: string;
+}
 
 export class CliError extends Error {
   readonly exitCode: number;
@@ -107,24 +114,52 @@ export class Context {
     return this.flags.project ?? this.io.env.HERALD_PROJECT ?? this.#file.project;
   }
 
+  /**
+   * The credential that publishes and reads, first found of: --api-key, --token, HERALD_API_KEY,
+   * HERALD_TOKEN, the saved login. `whoami` shows this very choice.
+   */
+  get publisher(): Credential | undefined {
+    const saved = `saved login (${this.config.path})`;
+    const candidates: [string | undefined, Credential["kind"], string][] = [
+      [this.flags.apiKey, "API key", "--api-key"],
+      [this.flags.token, "CLI token", "--token"],
+      [this.io.env.HERALD_API_KEY, "API key", "HERALD_API_KEY"],
+      [this.io.env.HERALD_TOKEN, "CLI token", "HERALD_TOKEN"],
+      [this.#file.token, "CLI token", saved],
+    ];
+    const found = candidates.find(([secret]) => secret);
+    return found && { secret: found[0] as string, kind: found[1], source: found[2] };
+  }
+
+  /** The CLI token that manages the account: --token, HERALD_TOKEN, or the saved login. */
+  get owner(): Credential | undefined {
+    const candidates: [string | undefined, string][] = [
+      [this.flags.token, "--token"],
+      [this.io.env.HERALD_TOKEN, "HERALD_TOKEN"],
+      [this.#file.token, `saved login (${this.config.path})`],
+    ];
+    const found = candidates.find(([secret]) => secret);
+    return found && { secret: found[0] as string, kind: "CLI token", source: found[1] };
+  }
+
+  /** Where the credential of the current command came from, for error messages. */
+  credentialSource: string | undefined;
+
   /** An API key or CLI token to publish and read with. */
   get publisherSecret(): string {
-    const secret =
-      this.flags.apiKey ??
-      this.flags.token ??
-      this.io.env.HERALD_API_KEY ??
-      this.io.env.HERALD_TOKEN ??
-      this.#file.token;
-    if (!secret)
+    const c = this.publisher;
+    if (!c)
       throw new CliError("not logged in: run `herald login`, or set HERALD_API_KEY", exit.auth);
-    return secret;
+    this.credentialSource = c.source;
+    return c.secret;
   }
 
   /** A CLI token, for managing the account. */
   get ownerToken(): string {
-    const token = this.flags.token ?? this.io.env.HERALD_TOKEN ?? this.#file.token;
-    if (!token) throw new CliError("not logged in: run `herald login`", exit.auth);
-    return token;
+    const c = this.owner;
+    if (!c) throw new CliError("not logged in: run `herald login`", exit.auth);
+    this.credentialSource = c.source;
+    return c.secret;
   }
 
   client<S extends DescService>(service: S): Client<S> {
@@ -149,31 +184,47 @@ export class Context {
 }
 
 /** Turns any failure into a message that names the problem and the fix, and an exit code. */
-export function describeFailure(err: unknown): { message: string; exitCode: number } {
-  if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
+export function describeFailure(
+  err: unknown,
+  credentialSource?: string,
+): { message: string; exitCode: number; code: string; requestId?: string } {
+  if (err instanceof CliError) {
+    const code =
+      err.exitCode === exit.usage
+        ? "usage"
+        : err.exitCode === exit.auth
+          ? "not_logged_in"
+          : "failed";
+    return { message: err.message, exitCode: err.exitCode, code };
+  }
   const e = HeraldError.from(err);
+  const from = credentialSource ? ` (the credential came from ${credentialSource})` : "";
+  const result = (message: string, exitCode: number) => ({
+    message,
+    exitCode,
+    code: e.code,
+    ...(e.requestId ? { requestId: e.requestId } : {}),
+  });
   switch (e.code) {
     case "network":
-      return {
-        message: `cannot reach the Herald server (${e.message}): check HERALD_URL or --url`,
-        exitCode: exit.network,
-      };
+      return result(
+        `cannot reach the Herald server (${e.message}): check HERALD_URL or --url`,
+        exit.network,
+      );
     case "unauthenticated":
-      return {
-        message: `${e.message}: run \`herald login\` (or check HERALD_API_KEY)`,
-        exitCode: exit.auth,
-      };
+      return result(`${e.message}${from}: run \`herald login\` or give a valid key`, exit.auth);
     case "permission_denied":
-      return { message: `${e.message}: this credential may not do that`, exitCode: exit.auth };
+      // The server's message says what is missing and how to get it.
+      return result(`${e.message}${from}`, exit.auth);
     case "invalid_argument":
-      return {
-        message: `invalid request:\n${e.violations.map((v) => `  ${v.field}: ${v.message}`).join("\n") || `  ${e.message}`}`,
-        exitCode: exit.usage,
-      };
+      return result(
+        `invalid request:\n${e.violations.map((v) => `  ${v.field}: ${v.message}`).join("\n") || `  ${e.message}`}`,
+        exit.usage,
+      );
     default:
-      return {
-        message: `${e.code}: ${e.message}${e.requestId ? ` (request ${e.requestId})` : ""}`,
-        exitCode: exit.failed,
-      };
+      return result(
+        `${e.code}: ${e.message}${e.requestId ? ` (request ${e.requestId})` : ""}`,
+        exit.failed,
+      );
   }
 }

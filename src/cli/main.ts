@@ -97,10 +97,15 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   try {
     return await command.run(ctx, { values: parsed.values, positionals: parsed.positionals, rest });
   } catch (err) {
-    const { message, exitCode } = describeFailure(err);
-    if (ctx.flags.json) io.stdout(`${JSON.stringify({ error: message, exit_code: exitCode })}\n`);
-    io.stderr(`herald: ${message}\n`);
-    return exitCode;
+    const failure = describeFailure(err, ctx.credentialSource);
+    if (ctx.flags.json) {
+      const { message, exitCode, code, requestId } = failure;
+      io.stdout(
+        `${JSON.stringify({ error: { code, message, ...(requestId ? { request_id: requestId } : {}) }, exit_code: exitCode })}\n`,
+      );
+    }
+    io.stderr(`herald: ${failure.message}\n`);
+    return failure.exitCode;
   }
 }
 

@@ -38,7 +38,21 @@ async function deviceLogin(ctx: Context): Promise<string> {
   let interval = start.interval;
   for (let i = 0; ; i++) {
     if (ctx.io.isTty) ctx.io.stderr(`\r${spinner[i % spinner.length]} waiting for approval…`);
-    await new Promise((r) => setTimeout(r, interval * 1000));
+    // Ctrl-C ends the wait at once (the first one: nothing else is listening for it).
+    const canceled = await new Promise<boolean>((resolve) => {
+      const signal = ctx.io.signal;
+      if (signal?.aborted) return resolve(true);
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(false);
+      }, interval * 1000);
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    if (canceled) throw new CliError("login canceled", exit.canceled);
     const poll = await auth.pollLogin({ deviceCode: start.deviceCode });
     interval = poll.interval || interval;
     if (poll.status === "approved") return poll.token;
@@ -104,24 +118,73 @@ export const logout: Command = {
   },
 };
 
+/** What `whoami` shows of a credential: its kind, its first characters, where it came from. */
+const describe = (c: { secret: string; kind: string; source: string }) =>
+  `${c.kind} ${c.secret.slice(0, 7)}… (from ${c.source})`;
+
 export const whoami: Command = {
   name: "whoami",
-  summary: "show the account and server this machine uses",
-  usage: "herald whoami",
+  summary: "show the server, credential, account and project the next command will use",
+  usage: "herald whoami [--json]",
   options: {},
   async run(ctx) {
-    const { account } = await ctx
-      .client(AccountService)
-      .getAccount({}, { headers: ctx.headers(ctx.ownerToken) });
-    ctx.out(
-      `${account?.email}\naccount ${account?.id}\nserver  ${ctx.url}\nproject ${ctx.project ?? `default (${account?.defaultProjectId})`}`,
-      {
-        email: account?.email,
-        account_id: account?.id,
-        url: ctx.url,
-        project: ctx.project ?? account?.defaultProjectId,
+    const publisher = ctx.publisher;
+    const owner = ctx.owner;
+    if (!publisher)
+      throw new CliError("not logged in: run `herald login`, or set HERALD_API_KEY", exit.auth);
+    const urlSource = ctx.flags.url
+      ? "--url"
+      : ctx.io.env.HERALD_URL
+        ? "HERALD_URL"
+        : ctx.config.load().url
+          ? "saved login"
+          : "default";
+    const projectSource = ctx.flags.project
+      ? "--project"
+      : ctx.io.env.HERALD_PROJECT
+        ? "HERALD_PROJECT"
+        : "herald projects use";
+    // The account is the owner's, when a CLI token is at hand; an API key shows its project only.
+    const token = publisher.kind === "CLI token" ? publisher : owner;
+    const account = token
+      ? (
+          await ctx
+            .client(AccountService)
+            .getAccount({}, { headers: { authorization: `Bearer ${token.secret}` } })
+        ).account
+      : undefined;
+    const project =
+      publisher.kind === "API key"
+        ? "the API key's own"
+        : ctx.project
+          ? `${ctx.project} (from ${projectSource})`
+          : `default (${account?.defaultProjectId})`;
+    const lines = [
+      `server     ${ctx.url} (${urlSource})`,
+      `publishes  with ${describe(publisher)}`,
+      `manages    ${owner ? `with ${describe(owner)}` : "nothing: run herald login to manage projects, keys and devices"}`,
+      `account    ${account ? `${account.email} (${account.id})` : "not shown to an API key"}`,
+      `project    ${project}`,
+    ];
+    if (publisher.kind === "API key" && owner) {
+      lines.push(`note       ${publisher.source} is used to publish, not the saved login's token`);
+    }
+    ctx.out(lines.join("\n"), {
+      url: ctx.url,
+      url_source: urlSource,
+      credential: {
+        kind: publisher.kind,
+        prefix: `${publisher.secret.slice(0, 7)}…`,
+        source: publisher.source,
       },
-    );
+      owner_credential: owner
+        ? { prefix: `${owner.secret.slice(0, 7)}…`, source: owner.source }
+        : null,
+      email: account?.email ?? null,
+      account_id: account?.id ?? null,
+      project:
+        publisher.kind === "API key" ? null : (ctx.project ?? account?.defaultProjectId ?? null),
+    });
     return exit.ok;
   },
 };

@@ -60,10 +60,9 @@ export async function publish(
   input: NotifyInput,
   key?: string,
 ): Promise<Notification> {
+  const secret = ctx.publisherSecret;
   const herald = new Herald({
-    ...(ctx.flags.apiKey || ctx.io.env.HERALD_API_KEY
-      ? { apiKey: ctx.publisherSecret }
-      : { token: ctx.publisherSecret }),
+    ...(ctx.publisher?.kind === "API key" ? { apiKey: secret } : { token: secret }),
     baseUrl: ctx.url,
     ...(ctx.project ? { project: ctx.project } : {}),
   });
