@@ -87,7 +87,7 @@ let streaming = false;
 /** A stream device receives while the console is open: each one as a toast (and an OS notification if allowed). */
 export async function streamInPage(): Promise<void> {
   const saved = await loadDevice();
-  if (!saved || saved.platform !== "stream" || streaming) return;
+  if (saved?.platform !== "stream" || streaming) return;
   streaming = true;
   let device: SavedDevice = saved;
   for (;;) {

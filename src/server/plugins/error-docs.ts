@@ -6,7 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { catalogue } from "../../errors.ts";
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(
     /[&<>"]/g,
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string,
@@ -16,7 +16,7 @@ export function registerErrorDocs(app: FastifyInstance): void {
   const rows = Object.entries(catalogue)
     .map(
       ([code, e]) =>
-        `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${e.status}</td><td>${escape(e.title)}</td></tr>`,
+        `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${e.status}</td><td>${escapeHtml(e.title)}</td></tr>`,
     )
     .join("\n");
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald error codes</title>
