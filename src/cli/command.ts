@@ -14,5 +14,9 @@ export interface Command {
   summary: string;
   usage: string;
   options: NonNullable<ParseArgsConfig["options"]>;
+  /** What each flag does, and its default where it has one: `herald help COMMAND` shows it. */
+  flags?: Record<string, string>;
+  /** One example a person can copy. */
+  example?: string;
   run(ctx: Context, args: Parsed): Promise<number>;
 }

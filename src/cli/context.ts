@@ -13,8 +13,11 @@ import { HeraldError } from "../sdk/errors.ts";
 export interface Io {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
-  /** Standard input as text, or undefined when it is a terminal. */
-  readStdin: () => Promise<string | undefined>;
+  /**
+   * Standard input as text, or undefined when it is a terminal. With `waitMs`, also undefined
+   * when nothing arrives within that time (a pipe whose writer has not written: `sleep 8 |`).
+   */
+  readStdin: (waitMs?: number) => Promise<string | undefined>;
   isTty: boolean;
   env: Record<string, string | undefined>;
   /** Asks on the terminal; `hidden` does not echo (passwords). Absent when not interactive. */

@@ -2,8 +2,10 @@
  * The `herald` CLI. `runCli` takes argv and I/O and returns the exit code, so that tests run it
  * in-process; `bin/herald.mjs` is the installed entry.
  */
-import { fstatSync } from "node:fs";
+import { fstatSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Command } from "./command.ts";
 import { login, logout, whoami } from "./commands/auth.ts";
@@ -36,7 +38,43 @@ const globalOptions = {
   project: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
 } as const;
+
+/** The version of the installed CLI (the package's). */
+function version(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const up of ["../..", "../../.."]) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(here, up, "package.json"), "utf8")) as {
+        version: string;
+        name: string;
+      };
+      if (pkg.name === "herald" || pkg.name === "@herald/client") return pkg.version;
+    } catch {
+      // not there: try further up (the packed CLI sits one level deeper)
+    }
+  }
+  return "unknown";
+}
+
+/** `herald help COMMAND`: usage, every flag with its default, and an example. */
+function commandHelp(c: Command): string {
+  const flags = Object.entries(c.options).map(([name, o]) => {
+    const short = "short" in o && o.short ? `-${o.short}, ` : "    ";
+    return `  ${short}--${name.padEnd(18)} ${c.flags?.[name] ?? (o.type === "boolean" ? "on/off" : "")}`;
+  });
+  return [
+    `herald ${c.name}: ${c.summary}`,
+    "",
+    `usage: ${c.usage}`,
+    ...(flags.length > 0 ? ["", "options:", ...flags] : []),
+    "",
+    "global options: --url URL  --api-key KEY  --token TOKEN  --project P  --json",
+    ...(c.example ? ["", "example:", `  ${c.example}`] : []),
+    "",
+  ].join("\n");
+}
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -62,6 +100,18 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     commands.find((c) => c.name.includes(" ") && head.slice(0, 2).join(" ") === c.name) ??
     commands.find((c) => !c.name.includes(" ") && head[0] === c.name);
   if (!command) {
+    if (head[0] === "--version" || head[0] === "-v" || head[0] === "version") {
+      io.stdout(`herald ${version()}\n`);
+      return exit.ok;
+    }
+    if (head[0] === "help" && head.length > 1) {
+      const wanted = head.slice(1, 3).join(" ");
+      const c = commands.find((x) => x.name === wanted) ?? commands.find((x) => x.name === head[1]);
+      if (c) {
+        io.stdout(commandHelp(c));
+        return exit.ok;
+      }
+    }
     if (head.length === 0 || head[0] === "help" || head.includes("--help") || head.includes("-h")) {
       io.stdout(help());
       return exit.ok;
@@ -79,12 +129,14 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       strict: true,
     });
   } catch (e) {
-    io.stderr(`herald ${command.name}: ${(e as Error).message}\nusage: ${command.usage}\n`);
+    io.stderr(
+      `herald ${command.name}: ${flagProblem(e as Error & { code?: string })}\nusage: ${command.usage}\nmore: herald help ${command.name}\n`,
+    );
     return exit.usage;
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) {
-    io.stdout(`usage: ${command.usage}\n\n${command.summary}\n`);
+    io.stdout(commandHelp(command));
     return exit.ok;
   }
   const ctx = new Context(io, {
@@ -109,6 +161,19 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   }
 }
 
+/** Our words for what parseArgs refused. */
+function flagProblem(e: Error & { code?: string }): string {
+  const flag = /'(-{1,2}[^' ]+)/.exec(e.message)?.[1];
+  switch (e.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${flag ?? ""}`.trim();
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return `${flag ?? "an option"} needs a value`;
+    default:
+      return e.message;
+  }
+}
+
 /** Reads one line from the terminal; with `hidden`, what is typed is not echoed. */
 function promptOnTerminal(question: string, hidden: boolean): Promise<string> {
   return new Promise((resolve) => {
@@ -127,6 +192,32 @@ function promptOnTerminal(question: string, hidden: boolean): Promise<string> {
   });
 }
 
+/**
+ * Standard input, when it is a file or a pipe (a terminal, or /dev/null in a CI step, has
+ * nothing to say). With `waitMs`, a pipe that says nothing within that time is left alone.
+ */
+async function readStdin(waitMs?: number): Promise<string | undefined> {
+  const st = fstatSync(0);
+  if (process.stdin.isTTY || !(st.isFIFO() || st.isFile())) return undefined;
+  if (waitMs !== undefined && st.isFIFO()) {
+    const spoke = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), waitMs);
+      process.stdin.once("readable", () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!spoke) {
+      process.stdin.pause();
+      process.stdin.unref?.();
+      return undefined;
+    }
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /** The process entry: real stdio, SIGINT ends `listen`. */
 export async function main(): Promise<void> {
   const abort = new AbortController();
@@ -134,14 +225,7 @@ export async function main(): Promise<void> {
   const code = await runCli(process.argv.slice(2), {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
-    readStdin: async () => {
-      // Only a file or a pipe: a terminal, or /dev/null in a CI step, has nothing to say.
-      const st = fstatSync(0);
-      if (process.stdin.isTTY || !(st.isFIFO() || st.isFile())) return undefined;
-      const chunks: Buffer[] = [];
-      for await (const c of process.stdin) chunks.push(c as Buffer);
-      return Buffer.concat(chunks).toString("utf8");
-    },
+    readStdin: (waitMs) => readStdin(waitMs),
     isTty: Boolean(process.stdout.isTTY && process.stdin.isTTY),
     env: process.env,
     signal: abort.signal,

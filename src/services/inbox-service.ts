@@ -97,9 +97,13 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // The call ends when the client goes or the server begins to shut down.
       const ended = AbortSignal.any([ctx.signal, hub.ending]);
       try {
-        if (req.since) {
-          pending.push(...(await queue.streamBacklog(device.id, { since: req.since })));
-        }
+        // With `since`, everything newer not acknowledged; without, what was never handed to
+        // this device (published while it was away, even before it ever saw one).
+        pending.push(
+          ...(req.since
+            ? await queue.streamBacklog(device.id, { since: req.since })
+            : await queue.pendingStream(device.id, 0)),
+        );
         while (!ended.aborted) {
           // Everything that is waiting, at once: one query to load, one to mark, then yield.
           const batch = pending.splice(0, 500).filter((id) => !sent.has(id));

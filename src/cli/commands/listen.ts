@@ -7,9 +7,10 @@
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { toJson } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../../gen/herald/v1/inbox_service_pb.ts";
-import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
+import { type Notification, NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Command } from "../command.ts";
 import { type Context, exit } from "../context.ts";
@@ -49,14 +50,57 @@ function runExec(
   });
 }
 
+/** Reconnecting waits at most this long, so a restarted server is heard from within seconds. */
+const maxBackoffMs = 5_000;
+
+/**
+ * How a notification reads in a terminal: time, priority (high stands out), topic and title on
+ * one line; the message indented below; then the link.
+ */
+export function formatNotification(n: Notification, color: boolean): string {
+  const time = (n.createdAt ? timestampDate(n.createdAt) : new Date()).toTimeString().slice(0, 8);
+  const high = n.priority === "high";
+  const mark = high
+    ? color
+      ? "\x1b[1;31mHIGH\x1b[0m"
+      : "HIGH"
+    : n.priority === "low"
+      ? "low "
+      : "    ";
+  const title = high && color ? `\x1b[1m${n.title}\x1b[0m` : n.title;
+  const pad = " ".repeat(10);
+  const lines = [`${time}  ${mark}  #${n.topic}  ${title}`];
+  for (const line of n.message ? n.message.split("\n") : []) lines.push(`${pad}${line}`);
+  if (n.clickUrl) lines.push(`${pad}→ ${n.clickUrl}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** A desktop notification where the system has a way to show one (notify-send, osascript). */
+function desktopNotify(n: Notification, env: Record<string, string | undefined>): void {
+  const [cmd, args] =
+    process.platform === "darwin"
+      ? [
+          "osascript",
+          [
+            "-e",
+            `display notification ${JSON.stringify(n.message)} with title ${JSON.stringify(n.title)}`,
+          ],
+        ]
+      : ["notify-send", [...(n.priority === "high" ? ["-u", "critical"] : []), n.title, n.message]];
+  const child = spawn(cmd, args as string[], { stdio: "ignore", env: env as NodeJS.ProcessEnv });
+  child.on("error", () => {}); // not installed: the terminal line is enough
+}
+
 export const listen: Command = {
   name: "listen",
   summary: "receive notifications live on this machine (a stream device)",
-  usage: "herald listen [--topic T …] [--exec CMD] [--count N]",
+  usage: "herald listen [--topic T …] [--exec CMD] [--count N] [--bell] [--desktop] [--json]",
   options: {
     topic: { type: "string", multiple: true },
     exec: { type: "string" },
     count: { type: "string" },
+    bell: { type: "boolean" },
+    desktop: { type: "boolean" },
   },
   async run(ctx, { values }) {
     const device = await ensureDevice(ctx);
@@ -67,6 +111,7 @@ export const listen: Command = {
     const inbox = ctx.client(InboxService);
     let received = 0;
     let backoff = 500;
+    let lost = false;
     while (received < limit && !ctx.io.signal?.aborted) {
       const abort = new AbortController();
       const onStop = () => abort.abort();
@@ -75,17 +120,21 @@ export const listen: Command = {
         const since = ctx.config.load().device?.cursor ?? "";
         for await (const msg of inbox.subscribe({ since }, { ...auth, signal: abort.signal })) {
           backoff = 500;
+          if (lost) {
+            ctx.io.stderr("reconnected\n");
+            lost = false;
+          }
           if (msg.event.case !== "notification") continue;
           const n = msg.event.value;
           const json = JSON.stringify(toJson(NotificationSchema, n, { useProtoFieldName: true }));
           if (typeof values.exec === "string") {
             await runExec(values.exec, json, ctx.io.env);
+          } else if (ctx.flags.json) {
+            ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
           } else {
-            ctx.out(
-              `[${n.topic}] ${n.title}${n.message ? ` — ${n.message}` : ""}`,
-              JSON.parse(json),
-            );
+            ctx.io.stdout(`${values.bell ? "\x07" : ""}${formatNotification(n, ctx.io.isTty)}`);
           }
+          if (values.desktop) desktopNotify(n, ctx.io.env);
           await inbox.ackNotification({ id: n.id }, auth);
           ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
           if (++received >= limit) break;
@@ -98,10 +147,11 @@ export const listen: Command = {
           throw err;
         }
         ctx.io.stderr(
-          `connection lost (${e.message}); reconnecting in ${Math.round(backoff / 100) / 10}s\n`,
+          `connection lost (${e.message}), retrying in ${Math.round(backoff / 100) / 10} s\n`,
         );
+        lost = true;
         await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(30_000, backoff * 2);
+        backoff = Math.min(maxBackoffMs, backoff * 2);
       } finally {
         ctx.io.signal?.removeEventListener("abort", onStop);
         abort.abort();

@@ -4,6 +4,21 @@ import { Herald, type Notification, type NotifyInput } from "../../sdk/index.ts"
 import type { Command, Parsed } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 
+/** How long `notify` with nothing given waits for standard input to say something. */
+const stdinWaitMs = 200;
+
+/** What the shared flags do (`herald help notify`). */
+export const notifyFlags: Record<string, string> = {
+  message: "-m TEXT: the body, up to 2048 characters; `-m -` reads it from standard input",
+  topic: "-t NAME: routing label in the project (default: default)",
+  priority: "-p low|normal|high (default: normal)",
+  "click-url": "URL opened when the notification is tapped (public http/https)",
+  metadata: "JSON object kept with the notification (at most 2048 bytes)",
+  meta: "key=value added to the metadata; repeat for more",
+  ttl: "seconds after which undelivered copies are dropped (default: none, 24 h cap)",
+  "idempotency-key": "KEY: a retry with the same key is sent once (default: one per invocation)",
+};
+
 /** The flags `notify` and `run` share. */
 export const notifyOptions = {
   message: { type: "string", short: "m" },
@@ -90,14 +105,22 @@ export const notify: Command = {
   usage:
     "herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--idempotency-key KEY]",
   options: notifyOptions,
+  flags: notifyFlags,
+  example: 'herald notify "Deploy finished" -m "api v42 is live" --priority high --topic deploys',
   async run(ctx, { values, positionals }) {
-    const title = positionals.join(" ");
+    let title = positionals.join(" ");
+    let message: string | undefined;
+    if (values.message === "-") {
+      message = (await ctx.io.readStdin())?.replace(/\n$/, "");
+    } else if (!title && values.message === undefined && !ctx.io.isTty) {
+      // Nothing given: standard input's first line is the title, the rest the message. Only
+      // then, and only if it says something soon: a loop's input or an idle pipe is not ours.
+      const [first = "", ...rest] = ((await ctx.io.readStdin(stdinWaitMs)) ?? "").split("\n");
+      title = first.trim();
+      message = rest.join("\n").replace(/\n$/, "") || undefined;
+    }
     if (!title)
       throw new CliError('a title is required: herald notify "Deploy finished"', exit.usage);
-    // `-m -`, or a piped standard input, gives the message.
-    const fromStdin = values.message === "-" || (values.message === undefined && !ctx.io.isTty);
-    const stdin = fromStdin ? await ctx.io.readStdin() : undefined;
-    const message = stdin?.replace(/\n$/, "") || undefined;
     const flags = values.message === "-" ? { ...values, message: undefined } : values;
     const n = await publish(
       ctx,

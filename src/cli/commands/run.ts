@@ -9,7 +9,7 @@ import { basename } from "node:path";
 import type { Command } from "../command.ts";
 import { CliError, exit } from "../context.ts";
 import { redactSecrets } from "../redact.ts";
-import { notificationJson, notifyInput, notifyOptions, publish } from "./notify.ts";
+import { notificationJson, notifyFlags, notifyInput, notifyOptions, publish } from "./notify.ts";
 
 function tailLines(buffer: string, n: number): string {
   const lines = buffer.replace(/\n$/, "").split("\n");
@@ -28,6 +28,12 @@ export const run: Command = {
   summary: "run a command, then notify with its exit code, duration and last lines",
   usage: "herald run [--title T] [--tail N] [notify options] -- COMMAND [ARGS…]",
   options: { ...notifyOptions, title: { type: "string" }, tail: { type: "string" } },
+  flags: {
+    ...notifyFlags,
+    title: "the title (default: ✓/✗, the program and its redacted arguments, and the outcome)",
+    tail: "N: last lines of output sent as the message (default: 10; 0 sends none)",
+  },
+  example: "herald run --topic ci -- npm test",
   async run(ctx, { values, rest }) {
     const [cmd, ...args] = rest;
     if (!cmd) throw new CliError("give the command after --: herald run -- make test", exit.usage);

@@ -1,0 +1,107 @@
+/**
+ * Habits of good CLIs: --version, help with every flag and an example, our own words for a bad
+ * flag, standard input read only when asked (a shell loop's input is not swallowed, an idle pipe
+ * does not hang), the installed command run as a person runs it.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliFor, home } from "../helpers/cli.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => server.close());
+const { cli, loggedIn, get } = cliFor(() => server);
+const bin = join(import.meta.dirname, "../../bin/herald.mjs");
+
+/** The installed command, through a real shell, as a person types it. */
+function sh(
+  script: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-c", script], {
+      env: { ...process.env, HERALD: `${process.execPath} ${bin}`, HERALD_URL: server.url, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+}
+
+describe("help and version", () => {
+  it("--version prints the version", async () => {
+    const r = await cli(["--version"], { home: home() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^herald \d+\.\d+\.\d+\n$/);
+  });
+  it("help notify and notify --help list every flag with its default, and an example", async () => {
+    const a = await cli(["help", "notify"], { home: home() });
+    const b = await cli(["notify", "--help"], { home: home() });
+    expect(a.stdout).toBe(b.stdout);
+    for (const flag of [
+      "--message",
+      "--topic",
+      "--priority",
+      "--click-url",
+      "--metadata",
+      "--meta",
+      "--ttl",
+      "--idempotency-key",
+    ]) {
+      expect(a.stdout).toContain(flag);
+    }
+    expect(a.stdout).toContain("(default: normal)");
+    expect(a.stdout).toMatch(/example:\n {2}herald notify "Deploy finished"/);
+  });
+  it("answers an unknown flag in its own words", async () => {
+    const r = await cli(["notify", "x", "--prority", "high"], { home: home() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `herald notify: unknown option --prority\nusage: ${"herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--idempotency-key KEY]"}\nmore: herald help notify\n`,
+    );
+  });
+});
+
+describe("standard input", () => {
+  it("with nothing else given, its first line is the title and the rest the message", async () => {
+    const h = await loggedIn();
+    const r = await cli(["notify"], { home: h, stdin: "Backup done\n12 GB in 4 min\n" });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await get(r.stdout.trim())).toMatchObject({
+      title: "Backup done",
+      message: "12 GB in 4 min",
+    });
+  });
+  it("is left to a shell loop: one notification per line, none swallowed", async () => {
+    const env = { HERALD_API_KEY: server.apiKey };
+    const r = await sh(
+      `printf 'alpha\nbeta\ngamma\n' | while read l; do $HERALD notify "loop $l"; done`,
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n")).toHaveLength(3);
+  });
+  it("an idle pipe does not hang notify", async () => {
+    // The pipeline lasts as long as sleep; notify itself must give up on the silent pipe at once.
+    const r = await sh(
+      'sleep 3 | { t=$(date +%s%N); $HERALD notify; echo "exit=$? ms=$(( ($(date +%s%N) - t) / 1000000 ))" >&2; }',
+      { HERALD_API_KEY: server.apiKey },
+    );
+    expect(r.stderr).toContain("a title is required");
+    const m = /exit=(\d+) ms=(\d+)/.exec(r.stderr);
+    expect(m?.[1]).toBe("2");
+    expect(Number(m?.[2])).toBeLessThan(2_000);
+  });
+});

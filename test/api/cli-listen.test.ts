@@ -1,0 +1,103 @@
+/**
+ * `herald listen` worth leaving open: readable lines (time, priority, topic, title, the message
+ * indented, the link), NDJSON with --json, a bell on request, and "connection lost, retrying" /
+ * "reconnected" lines with a backoff capped at 5 s while the server is away.
+ */
+import { createConnection, createServer, type Socket } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
+import { formatNotification } from "../../src/cli/commands/listen.ts";
+import { cliFor } from "../helpers/cli.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ streamKeepaliveMs: 500 });
+});
+afterAll(async () => server.close());
+const { cli, loggedIn } = cliFor(() => server);
+
+describe("listen's lines", () => {
+  it("show time, priority, topic and title, the message indented, then the link", () => {
+    const n = create(NotificationSchema, {
+      title: "Deploy failed",
+      topic: "deploys",
+      priority: "high",
+      message: "api v42\nrolled back",
+      clickUrl: "https://ci.example.com/run/7",
+      createdAt: timestampFromDate(new Date(2026, 0, 1, 14, 2, 11)),
+    });
+    expect(formatNotification(n, false)).toBe(
+      "14:02:11  HIGH  #deploys  Deploy failed\n          api v42\n          rolled back\n          → https://ci.example.com/run/7\n",
+    );
+    expect(formatNotification(n, true)).toContain("\x1b[1;31mHIGH\x1b[0m");
+    expect(
+      formatNotification(
+        create(NotificationSchema, { ...n, priority: "normal", message: "", clickUrl: undefined }),
+        false,
+      ),
+    ).toBe("14:02:11        #deploys  Deploy failed\n");
+  });
+
+  it("--json prints one object per line, and --bell rings before each", async () => {
+    const h = await loggedIn();
+    const listening = cli(["listen", "--topic", "ndjson", "--count", "2", "--json"], { home: h });
+    const ringing = cli(["listen", "--topic", "ndjson", "--count", "1", "--bell"], {
+      home: await loggedIn(),
+    });
+    await new Promise((r) => setTimeout(r, 800)); // both streams open (nothing to wait on)
+    await notify(server, { title: "one", topic: "ndjson" });
+    await notify(server, { title: "two", topic: "ndjson" });
+    const out = (await listening).stdout.trim().split("\n");
+    expect(out.map((l) => JSON.parse(l).title)).toEqual(["one", "two"]);
+    expect((await ringing).stdout.startsWith("\x07")).toBe(true);
+  });
+});
+
+describe("listen while the server is away", () => {
+  it("says so, retries with a backoff capped at 5 s, and says when it is back", async () => {
+    // A door in front of the server that can slam every connection, as a restart does.
+    const open = new Set<Socket>();
+    let refusing = false;
+    const door = createServer((client) => {
+      if (refusing) return client.destroy();
+      const upstream = createConnection(server.port, "127.0.0.1");
+      client.pipe(upstream).pipe(client);
+      for (const s of [client, upstream]) {
+        open.add(s);
+        s.on("close", () => open.delete(s));
+        s.on("error", () => {});
+      }
+    });
+    await new Promise<void>((r) => door.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(door.address() as { port: number }).port}`;
+    const h = await loggedIn();
+    const abort = new AbortController();
+    const listening = cli(["listen", "--url", url, "--topic", "away"], {
+      home: h,
+      signal: abort.signal,
+    });
+    await new Promise((r) => setTimeout(r, 800));
+    refusing = true;
+    for (const s of open) s.destroy();
+    await new Promise((r) => setTimeout(r, 1800)); // 0.5 s and 1 s of backoff
+    refusing = false;
+    await notify(server, { title: "back again", topic: "away" });
+    let result: Awaited<typeof listening> | undefined;
+    void listening.then((r) => {
+      result = r;
+    });
+    await waitFor(() => false, 3_000).then(() => abort.abort());
+    result = await listening;
+    door.close();
+    expect(result.stderr).toMatch(/connection lost \(.*\), retrying in 0\.5 s\n/);
+    expect(result.stderr).toMatch(/retrying in 1 s\n/);
+    expect(result.stderr).toContain("reconnected\n");
+    expect(result.stdout).toContain("#away  back again");
+    const waits = [...result.stderr.matchAll(/retrying in ([\d.]+) s/g)].map((m) => Number(m[1]));
+    expect(Math.max(...waits)).toBeLessThanOrEqual(5);
+  }, 20_000);
+});
