@@ -92,6 +92,28 @@ function help(): string {
   ].join("\n");
 }
 
+/** No command named: the version, help (general or of a command), or an unknown command. */
+function withoutCommand(head: string[], io: Io): number {
+  if (head[0] === "--version" || head[0] === "-v" || head[0] === "version") {
+    io.stdout(`herald ${version()}\n`);
+    return exit.ok;
+  }
+  if (head[0] === "help" && head.length > 1) {
+    const wanted = head.slice(1, 3).join(" ");
+    const c = commands.find((x) => x.name === wanted) ?? commands.find((x) => x.name === head[1]);
+    if (c) {
+      io.stdout(commandHelp(c));
+      return exit.ok;
+    }
+  }
+  if (head.length === 0 || head[0] === "help" || head.includes("--help") || head.includes("-h")) {
+    io.stdout(help());
+    return exit.ok;
+  }
+  io.stderr(`herald: unknown command ${JSON.stringify(head.slice(0, 2).join(" "))}\n\n${help()}`);
+  return exit.usage;
+}
+
 export async function runCli(argv: string[], io: Io): Promise<number> {
   const dash = argv.indexOf("--");
   const head = dash < 0 ? argv : argv.slice(0, dash);
@@ -99,26 +121,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   const command =
     commands.find((c) => c.name.includes(" ") && head.slice(0, 2).join(" ") === c.name) ??
     commands.find((c) => !c.name.includes(" ") && head[0] === c.name);
-  if (!command) {
-    if (head[0] === "--version" || head[0] === "-v" || head[0] === "version") {
-      io.stdout(`herald ${version()}\n`);
-      return exit.ok;
-    }
-    if (head[0] === "help" && head.length > 1) {
-      const wanted = head.slice(1, 3).join(" ");
-      const c = commands.find((x) => x.name === wanted) ?? commands.find((x) => x.name === head[1]);
-      if (c) {
-        io.stdout(commandHelp(c));
-        return exit.ok;
-      }
-    }
-    if (head.length === 0 || head[0] === "help" || head.includes("--help") || head.includes("-h")) {
-      io.stdout(help());
-      return exit.ok;
-    }
-    io.stderr(`herald: unknown command ${JSON.stringify(head.slice(0, 2).join(" "))}\n\n${help()}`);
-    return exit.usage;
-  }
+  if (!command) return withoutCommand(head, io);
   const words = command.name.split(" ").length;
   let parsed: ReturnType<typeof parseArgs>;
   try {
