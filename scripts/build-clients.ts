@@ -51,7 +51,16 @@ writeFileSync(
       license: server.license,
       type: "module",
       engines: server.engines,
-      exports: { ".": { types: "./src/sdk/index.d.ts", default: "./src/sdk/index.js" } },
+      // One ES module build for both: `import`, and `require` (Node ≥ 22.12 loads ES modules
+      // with require; the engines field asks for 22.17).
+      exports: {
+        ".": {
+          types: "./src/sdk/index.d.ts",
+          import: "./src/sdk/index.js",
+          require: "./src/sdk/index.js",
+          default: "./src/sdk/index.js",
+        },
+      },
       types: "./src/sdk/index.d.ts",
       bin: { herald: "./src/cli/entry.js" },
       dependencies,
@@ -59,6 +68,11 @@ writeFileSync(
     null,
     2,
   )}\n`,
+);
+// The package's README: the SDK's and the CLI's documentation.
+writeFileSync(
+  join(out, "README.md"),
+  `# @herald/client\n\nThe Node SDK and the \`herald\` CLI of Herald, private push notifications to your own devices.\n\n${readFileSync(join(root, "docs/sdk.md"), "utf8")}\n\n${readFileSync(join(root, "docs/cli.md"), "utf8")}`,
 );
 const entry = join(out, "src/cli/entry.js");
 writeFileSync(entry, `#!/usr/bin/env node\n${readFileSync(entry, "utf8")}`);

@@ -2,7 +2,7 @@
  * The Herald Node SDK: publish and read notifications from scripts, servers and agents.
  *
  * ```ts
- * import { Herald } from "@herald/sdk";
+ * import { Herald } from "@herald/client";
  * const herald = new Herald({ apiKey: process.env.HERALD_API_KEY });
  * await herald.notify({ title: "Deploy finished", priority: "high" });
  * ```
@@ -16,8 +16,17 @@ import { type NotifyRequestSchema, NotifyService } from "../../gen/herald/v1/not
 import { HeraldError } from "./errors.ts";
 
 export type { Notification };
-/** What `notify` takes: the publish request, typed from the proto. Only `title` is required. */
-export type NotifyInput = MessageInitShape<typeof NotifyRequestSchema> & { title: string };
+/** A notification's priority (docs/delivery.md maps it per platform). */
+export type Priority = "low" | "normal" | "high";
+
+/**
+ * What `notify` takes: the publish request, typed from the proto. Only `title` is required;
+ * `priority` is one of the three values the server accepts.
+ */
+export type NotifyInput = MessageInitShape<typeof NotifyRequestSchema> & {
+  title: string;
+  priority?: Priority;
+};
 
 export interface HeraldOptions {
   /** A project API key (`hk_…`). Defaults to HERALD_API_KEY. */

@@ -1,4 +1,4 @@
-/** @module @herald/sdk — the Node SDK for Herald. See docs/sdk.md. */
+/** @module @herald/client — the Node SDK for Herald. See docs/sdk.md. */
 export { HeraldError } from "./errors.ts";
 export {
   Herald,
@@ -7,4 +7,5 @@ export {
   type Notification,
   type NotifyInput,
   type NotifyOptions,
+  type Priority,
 } from "./herald.ts";

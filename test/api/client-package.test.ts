@@ -4,8 +4,17 @@
  * against a real server.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { builtinModules } from "node:module";
+import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -101,4 +110,52 @@ describe("@herald/client", () => {
     expect(await new Promise((r) => child.on("close", r))).toBe(0);
     expect(JSON.parse(out2).title).toBe("from the built CLI");
   });
+
+  it("packs with a README, and the README's snippets run as written in a fresh npm init -y project", async () => {
+    const work = mkdtempSync(join(tmpdir(), "herald-sdk-project-"));
+    try {
+      const packed = execFileSync("npm", ["pack", out, "--pack-destination", work, "--silent"], {
+        encoding: "utf8",
+      }).trim();
+      const tgz = join(work, packed.split("\n").at(-1) as string);
+      const listing = execFileSync("tar", ["-tzf", tgz], { encoding: "utf8" });
+      expect(listing).toContain("package/README.md");
+      const project = join(work, "project");
+      mkdirSync(project);
+      execFileSync("npm", ["init", "-y"], { cwd: project, stdio: "ignore" });
+      execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tgz], {
+        cwd: project,
+        stdio: "ignore",
+      });
+      const readme = readFileSync(join(root, "README.md"), "utf8");
+      for (const file of ["index.js", "index.mjs"]) {
+        const block = new RegExp(
+          `\`\`\`js\\n// ${file.replace(".", "\\.")}\\n([\\s\\S]*?)\`\`\``,
+        ).exec(readme)?.[1];
+        expect(block, `README has a ${file} snippet`).toBeDefined();
+        writeFileSync(join(project, file), block as string);
+        const id = await new Promise<string>((resolve, reject) => {
+          const child = spawn(process.execPath, [file], {
+            cwd: project,
+            env: { ...process.env, HERALD_URL: server.url, HERALD_API_KEY: server.apiKey },
+            stdio: ["ignore", "pipe", "pipe"],
+          });
+          let o = "";
+          let e = "";
+          child.stdout.on("data", (c: Buffer) => {
+            o += c.toString();
+          });
+          child.stderr.on("data", (c: Buffer) => {
+            e += c.toString();
+          });
+          child.on("close", (code) =>
+            code === 0 ? resolve(o.trim()) : reject(new Error(`${file}: ${e}`)),
+          );
+        });
+        expect(id, file).toMatch(/^[0-9a-f-]{36}$/);
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

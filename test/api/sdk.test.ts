@@ -119,3 +119,18 @@ describe("the SDK", () => {
     expect(err).toMatchObject({ code: "idempotency_key_reused", status: 422 });
   });
 });
+
+describe("the SDK over gRPC", () => {
+  it("reports the request id once, not doubled", async () => {
+    const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url, transport: "grpc" });
+    const err = await herald.notify({ title: "" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HeraldError);
+    expect((err as HeraldError).requestId).toMatch(/^req_[\w-]+$/);
+  });
+  it("types priority as low, normal or high", () => {
+    const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url });
+    // @ts-expect-error: "urgent" is not a priority (npm run typecheck fails if this compiles)
+    const wrong: Parameters<typeof herald.notify>[0] = { title: "t", priority: "urgent" };
+    expect(wrong.priority).toBe("urgent");
+  });
+});

@@ -41,7 +41,8 @@ export function notifyInput(
   const msg = (values.message as string | undefined) ?? message;
   if (msg !== undefined) input.message = msg;
   if (values.topic) input.topic = values.topic as string;
-  if (values.priority) input.priority = values.priority as string;
+  // As typed: the server names the allowed values if it is none of them.
+  if (values.priority) input.priority = values.priority as NotifyInput["priority"];
   if (values["click-url"]) input.clickUrl = values["click-url"] as string;
   if (values.ttl !== undefined) {
     const ttl = Number(values.ttl);

@@ -49,8 +49,12 @@ export async function registerConnect(app: FastifyInstance, opts: ConnectOptions
         const uRes = await handler(
           universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
         );
+        // Fastify's headers (request-id) unless the call answers them itself, in its headers or
+        // (a gRPC error) its trailers: a client would otherwise read `req_X, req_X`.
         for (const [k, v] of Object.entries(reply.getHeaders())) {
-          if (v !== undefined) reply.raw.setHeader(k, v);
+          if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) {
+            reply.raw.setHeader(k, v);
+          }
         }
         try {
           await universalResponseToNodeResponse(uRes, reply.raw);
