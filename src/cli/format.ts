@@ -1,6 +1,8 @@
 /** How the CLI shows things and reads its positionals: timestamps, aligned tables, usage errors. */
+
+import { type DescMessage, type JsonObject, type MessageShape, toJson } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
-import { CliError, exit } from "./context.ts";
+import { CliError, type Context, exit } from "./context.ts";
 
 /** A timestamp to the second, in UTC, or an em dash when there is none. */
 export const when = (t?: Timestamp) =>
@@ -27,4 +29,56 @@ export function table(rows: string[][]): string {
 export function need(positionals: string[], n: number, usage: string): string[] {
   if (positionals.length < n) throw new CliError(`usage: ${usage}`, exit.usage);
   return positionals;
+}
+
+/**
+ * A resource as `--json` prints it: every field of its message (snake_case, timestamps as RFC
+ * 3339, defaults included), so scripts find `created_at`, deliveries and the rest.
+ */
+export function resourceJson<D extends DescMessage>(
+  schema: D,
+  message: MessageShape<D>,
+): JsonObject {
+  return toJson(schema, message, {
+    useProtoFieldName: true,
+    alwaysEmitImplicit: true,
+  }) as JsonObject;
+}
+
+/** Matches the uuid prefixes people type (as git and gh accept): `01a2f3` for `01a2f3…`. */
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The full id of `typed`: itself when complete, else the one candidate that starts with it.
+ * None or several is an error that names them.
+ */
+export async function resolveId(
+  typed: string,
+  what: string,
+  candidates: () => Promise<{ id: string; label: string }[]>,
+): Promise<string> {
+  if (uuid.test(typed)) return typed;
+  if (!/^[0-9a-f-]{4,}$/.test(typed)) {
+    throw new CliError(
+      `${JSON.stringify(typed)} is not a ${what} id (give at least 4 of its first characters)`,
+      exit.usage,
+    );
+  }
+  const matches = (await candidates()).filter((c) => c.id.startsWith(typed));
+  if (matches.length === 1) return (matches[0] as { id: string }).id;
+  if (matches.length === 0) throw new CliError(`no ${what} id starts with ${typed}`, exit.failed);
+  throw new CliError(
+    `${typed} is ambiguous: ${matches.map((m) => `${m.id} (${m.label})`).join(", ")}`,
+    exit.usage,
+  );
+}
+
+/** Asks before something that cannot be undone; `--yes` answers for scripts. */
+export async function confirm(ctx: Context, question: string, yes: boolean): Promise<void> {
+  if (yes) return;
+  if (!ctx.io.isTty || !ctx.io.prompt) {
+    throw new CliError(`${question}: add --yes to confirm`, exit.usage);
+  }
+  const answer = (await ctx.io.prompt(`${question}? [y/N] `, false)).trim().toLowerCase();
+  if (answer !== "y" && answer !== "yes") throw new CliError("nothing done", exit.canceled);
 }

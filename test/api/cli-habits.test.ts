@@ -105,3 +105,25 @@ describe("standard input", () => {
     expect(Number(m?.[2])).toBeLessThan(2_000);
   });
 });
+
+describe("ids and --json", () => {
+  it("take a unique prefix of an id, say when one is ambiguous, and --json shows whole resources", async () => {
+    const h = await loggedIn();
+    const first = JSON.parse((await cli(["notify", "prefix one", "--json"], { home: h })).stdout);
+    await cli(["notify", "prefix two", "--json"], { home: h });
+    // Time-ordered ids of notifications published together share their first characters.
+    const ambiguous = await cli(["status", first.id.slice(0, 4)], { home: h });
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(/is ambiguous: .*\(prefix one\)/);
+    // The random end of an id is unique.
+    const status = await cli(["status", first.id.slice(0, 34), "--json"], { home: h });
+    expect(status.code, status.stderr).toBe(0);
+    const n = JSON.parse(status.stdout);
+    expect(n).toMatchObject({ id: first.id, title: "prefix one", deliveries: expect.any(Object) });
+    expect(n.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(first.created_at).toBe(n.created_at);
+    const history = JSON.parse((await cli(["history", "--json"], { home: h })).stdout);
+    expect(history[0]).toHaveProperty("created_at");
+    expect(history[0]).toHaveProperty("deliveries");
+  });
+});

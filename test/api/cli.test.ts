@@ -107,7 +107,11 @@ describe("keys", () => {
       env: { HERALD_API_KEY: secret },
     });
     expect(sent.code, sent.stderr).toBe(0);
-    expect((await cli(["keys", "revoke", id], { home: h })).code).toBe(0);
+    // Not without a confirmation: a script says --yes; a unique prefix of the id will do.
+    const unconfirmed = await cli(["keys", "revoke", id], { home: h });
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain("add --yes to confirm");
+    expect((await cli(["keys", "revoke", id.slice(0, 34), "--yes"], { home: h })).code).toBe(0);
     await new Promise((r) => setTimeout(r, 1000));
     const refused = await cli(["notify", "after revoke"], {
       home: home(),

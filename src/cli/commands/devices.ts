@@ -1,8 +1,18 @@
 /** `herald devices list|rename|remove|test|pair`: the account's receiving devices. */
+import { DeviceSchema } from "../../../gen/herald/v1/device_pb.ts";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import type { Command } from "../command.ts";
-import { exit } from "../context.ts";
-import { need, table, when } from "../format.ts";
+import { type Context, exit } from "../context.ts";
+import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
+
+/** A device's full id from what was typed (a unique prefix will do). */
+async function deviceId(ctx: Context, typed: string): Promise<string> {
+  return resolveId(typed, "device", async () =>
+    (
+      await ctx.client(DeviceService).listDevices({}, { headers: ctx.headers(ctx.ownerToken) })
+    ).devices.map((d) => ({ id: d.id, label: d.name })),
+  );
+}
 
 export const devices: Command[] = [
   {
@@ -26,13 +36,7 @@ export const devices: Command[] = [
             d.topics.join(",") || "all",
           ]),
         ]),
-        devices.map((d) => ({
-          id: d.id,
-          name: d.name,
-          platform: d.platform,
-          enabled: d.enabled,
-          topics: d.topics,
-        })),
+        devices.map((d) => resourceJson(DeviceSchema, d)),
       );
       return exit.ok;
     },
@@ -43,7 +47,8 @@ export const devices: Command[] = [
     usage: "herald devices rename ID NAME",
     options: {},
     async run(ctx, { positionals }) {
-      const [id, ...name] = need(positionals, 2, "herald devices rename ID NAME");
+      const [typed, ...name] = need(positionals, 2, "herald devices rename ID NAME");
+      const id = await deviceId(ctx, typed as string);
       await ctx
         .client(DeviceService)
         .renameDevice(
@@ -57,10 +62,13 @@ export const devices: Command[] = [
   {
     name: "devices remove",
     summary: "remove a device (it stops receiving at once)",
-    usage: "herald devices remove ID",
-    options: {},
-    async run(ctx, { positionals }) {
-      const [id] = need(positionals, 1, "herald devices remove ID");
+    usage: "herald devices remove ID [--yes]",
+    options: { yes: { type: "boolean", short: "y" } },
+    flags: { yes: "remove without asking (scripts)" },
+    async run(ctx, { positionals, values }) {
+      const [typed] = need(positionals, 1, "herald devices remove ID");
+      const id = await deviceId(ctx, typed as string);
+      await confirm(ctx, `Remove device ${id}? It stops receiving at once`, values.yes === true);
       await ctx
         .client(DeviceService)
         .removeDevice({ id }, { headers: ctx.headers(ctx.ownerToken) });
@@ -74,7 +82,8 @@ export const devices: Command[] = [
     usage: "herald devices test ID",
     options: {},
     async run(ctx, { positionals }) {
-      const [id] = need(positionals, 1, "herald devices test ID");
+      const [typed] = need(positionals, 1, "herald devices test ID");
+      const id = await deviceId(ctx, typed as string);
       const res = await ctx
         .client(DeviceService)
         .sendTestNotification({ id }, { headers: ctx.headers(ctx.ownerToken) });

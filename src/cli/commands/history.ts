@@ -1,8 +1,9 @@
 /** `herald history` and `herald status`: what was published and where it went. */
+import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
 import type { Command } from "../command.ts";
 import { CliError, exit } from "../context.ts";
-import { need, table, when } from "../format.ts";
+import { need, resolveId, resourceJson, table, when } from "../format.ts";
 
 export const history: Command[] = [
   {
@@ -25,13 +26,7 @@ export const history: Command[] = [
           ["ID", "CREATED", "TOPIC", "STATUS", "TITLE"],
           ...res.notifications.map((n) => [n.id, when(n.createdAt), n.topic, n.status, n.title]),
         ]),
-        res.notifications.map((n) => ({
-          id: n.id,
-          created_at: when(n.createdAt),
-          topic: n.topic,
-          status: n.status,
-          title: n.title,
-        })),
+        res.notifications.map((n) => resourceJson(NotificationSchema, n)),
       );
       return exit.ok;
     },
@@ -42,14 +37,21 @@ export const history: Command[] = [
     usage: "herald status ID",
     options: {},
     async run(ctx, { positionals }) {
-      const [id] = need(positionals, 1, "herald status ID");
-      const { notification: n } = await ctx
-        .client(NotifyService)
-        .getNotification({ id }, { headers: ctx.headers(ctx.publisherSecret) });
+      const [typed] = need(positionals, 1, "herald status ID");
+      const notify = ctx.client(NotifyService);
+      const headers = { headers: ctx.headers(ctx.publisherSecret) };
+      const id = await resolveId(typed as string, "notification", async () =>
+        (await notify.listNotifications({ pageSize: 100 }, headers)).notifications.map((x) => ({
+          id: x.id,
+          label: x.title,
+        })),
+      );
+      const { notification: n } = await notify.getNotification({ id }, headers);
       const devices = n?.deviceDeliveries ?? [];
       ctx.out(
         `${n?.title}\nstatus: ${n?.status}\n\n${table([["DEVICE", "PLATFORM", "STATE", "ATTEMPTS", "UPDATED", "ERROR"], ...devices.map((d) => [d.deviceName, d.platform, d.state, String(d.attempts), when(d.updatedAt), d.lastError])])}`,
         {
+          ...(n ? resourceJson(NotificationSchema, n) : {}),
           id: n?.id,
           status: n?.status,
           devices: devices.map((d) => ({

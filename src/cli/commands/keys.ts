@@ -1,8 +1,9 @@
 /** `herald keys create|list|revoke`: a project's API keys. */
 import { ApiKeyService } from "../../../gen/herald/v1/api_key_service_pb.ts";
+import { ApiKeySchema } from "../../../gen/herald/v1/credential_pb.ts";
 import type { Command } from "../command.ts";
 import { exit } from "../context.ts";
-import { need, table, when } from "../format.ts";
+import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
 import { projectId } from "./projects.ts";
 
 export const keys: Command[] = [
@@ -57,8 +58,7 @@ export const keys: Command[] = [
         apiKeys.map((k) => ({
           id: k.id,
           name: k.name,
-          display_prefix: k.displayPrefix,
-          scopes: k.scopes,
+          ...resourceJson(ApiKeySchema, k),
           revoked: k.revokedAt !== undefined,
         })),
       );
@@ -68,13 +68,26 @@ export const keys: Command[] = [
   {
     name: "keys revoke",
     summary: "revoke an API key (effective everywhere within a second)",
-    usage: "herald keys revoke ID",
-    options: {},
-    async run(ctx, { positionals }) {
-      const [id] = need(positionals, 1, "herald keys revoke ID");
-      await ctx
-        .client(ApiKeyService)
-        .revokeApiKey({ id }, { headers: ctx.headers(ctx.ownerToken) });
+    usage: "herald keys revoke ID [--yes]",
+    options: { yes: { type: "boolean", short: "y" } },
+    flags: { yes: "revoke without asking (scripts)" },
+    example: "herald keys revoke 01a2f3 --yes",
+    async run(ctx, { positionals, values }) {
+      const [typed] = need(positionals, 1, "herald keys revoke ID");
+      const keys = ctx.client(ApiKeyService);
+      const headers = { headers: ctx.headers(ctx.ownerToken) };
+      const id = await resolveId(typed as string, "API key", async () =>
+        (await keys.listApiKeys({ projectId: await projectId(ctx) }, headers)).apiKeys.map((k) => ({
+          id: k.id,
+          label: `${k.name}, ${k.displayPrefix}`,
+        })),
+      );
+      await confirm(
+        ctx,
+        `Revoke API key ${id}? Publishing with it stops within a second`,
+        values.yes === true,
+      );
+      await keys.revokeApiKey({ id }, headers);
       ctx.out(`revoked ${id}`, { id, revoked: true });
       return exit.ok;
     },

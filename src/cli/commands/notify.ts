@@ -1,8 +1,10 @@
 /** `herald notify TITLE …`: publish one notification. */
 import { randomUUID } from "node:crypto";
+import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { Herald, type Notification, type NotifyInput } from "../../sdk/index.ts";
 import type { Command, Parsed } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
+import { resourceJson } from "../format.ts";
 
 /** How long `notify` with nothing given waits for standard input to say something. */
 const stdinWaitMs = 200;
@@ -85,8 +87,10 @@ export async function publish(
   return herald.notify(input, { idempotencyKey: key ?? randomUUID() });
 }
 
+/** A notification as `--json` prints it: every field (created_at, deliveries …), absent ones null. */
 export function notificationJson(n: Notification): Record<string, unknown> {
   return {
+    ...resourceJson(NotificationSchema, n),
     id: n.id,
     project_id: n.projectId,
     topic: n.topic,
@@ -102,7 +106,7 @@ export function notificationJson(n: Notification): Record<string, unknown> {
 
 export const notify: Command = {
   name: "notify",
-  summary: "publish a notification (message from -m or standard input)",
+  summary: "publish a notification (message with -m, or -m - for standard input)",
   usage:
     "herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--idempotency-key KEY]",
   options: notifyOptions,
