@@ -192,3 +192,31 @@ describe("public facts", () => {
     expect(res.json.message).toMatch(/not configured/);
   });
 });
+
+describe("the console's files", () => {
+  it("are served with a policy that allows no inline script, and make an installable app", async () => {
+    const page = await fetch(`${server.url}/notifications`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(await page.text()).toContain('<link rel="manifest" href="/manifest.webmanifest"');
+    const manifest = (await (await fetch(`${server.url}/manifest.webmanifest`)).json()) as {
+      display: string;
+      start_url: string;
+      icons: { src: string; sizes: string; type: string }[];
+    };
+    expect(manifest.display).toBe("standalone");
+    for (const size of ["192x192", "512x512"]) {
+      const icon = manifest.icons.find((i) => i.sizes === size && i.type === "image/png");
+      expect(icon, size).toBeDefined();
+      const png = Buffer.from(await (await fetch(`${server.url}${icon?.src}`)).arrayBuffer());
+      expect(png.subarray(1, 4).toString()).toBe("PNG");
+      expect(png.readUInt32BE(16)).toBe(Number(size.split("x")[0]));
+    }
+    const sw = await fetch(`${server.url}/sw.js`);
+    expect(sw.headers.get("content-type")).toMatch(/^text\/javascript/);
+    expect(await sw.text()).toContain("showNotification");
+  });
+});

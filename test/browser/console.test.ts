@@ -159,6 +159,30 @@ describe("the console", () => {
     expect(await state()).toBe("delivered");
   });
 
+  it("approves a `herald login --device` from its verification page", async () => {
+    const started = (await (
+      await fetch(`${server.url}/v1/auth/device`, {
+        method: "POST",
+        body: JSON.stringify({ token_name: "build box" }),
+      })
+    ).json()) as { device_code: string; user_code: string; verification_uri_complete: string };
+    await page.goto(started.verification_uri_complete);
+    await page.getByRole("heading", { name: "Approve a sign-in" }).waitFor();
+    expect(await page.getByLabel("Code shown by herald login").inputValue()).toBe(
+      started.user_code,
+    );
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText('Approved: "build box" is signed in to your account.').waitFor();
+    const poll = (await (
+      await fetch(`${server.url}/v1/auth/device/token`, {
+        method: "POST",
+        body: JSON.stringify({ device_code: started.device_code }),
+      })
+    ).json()) as { status: string; token: string };
+    expect(poll.status).toBe("approved");
+    expect(poll.token).toMatch(/^hc_/);
+  });
+
   it("revokes the key: the next publish is refused", async () => {
     await page.getByRole("link", { name: "API keys" }).click();
     await page.getByRole("button", { name: "Revoke ci" }).click();

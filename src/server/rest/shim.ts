@@ -29,7 +29,10 @@ import { bodyField, decodeLeniently, parseBody } from "./decode.ts";
 import { restJson } from "./encode.ts";
 import { restSuccess } from "./status.ts";
 
-/** Request headers that describe the REST exchange itself and must not reach the RPC. */
+/**
+ * Request headers that describe the REST exchange itself and must not reach the RPC. (`Host`
+ * does: links the server hands out, such as a device login's verification_uri, are built on it.)
+ */
 const droppedHeaders = new Set([
   "content-type",
   "content-length",
@@ -38,7 +41,6 @@ const droppedHeaders = new Set([
   "connection",
   "keep-alive",
   "transfer-encoding",
-  "host",
 ]);
 
 /** RPC response headers that a REST client should see. */
