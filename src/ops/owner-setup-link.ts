@@ -4,34 +4,23 @@
  * HERALD_OWNER_EMAIL's account, or the first account of the server.
  */
 import { loadConfig } from "../config.ts";
-import { startEmbeddedPostgres } from "../db/embedded.ts";
-import { openDatabase } from "../db/orm.ts";
 import { AccountRepository } from "../db/repositories/accounts.ts";
 import { SetupLinkRepository } from "../db/repositories/setup-links.ts";
+import { withDatabase } from "./database.ts";
 import { baseUrlOf, setupUrl } from "./urls.ts";
 
 const config = loadConfig();
-const embedded = config.databaseUrl
-  ? undefined
-  : await startEmbeddedPostgres({ dir: config.dataDir });
-const orm = await openDatabase({
-  url: config.databaseUrl ?? (embedded?.url as string),
-  poolSize: 2,
-});
-try {
+await withDatabase(config, async (orm) => {
   const accounts = new AccountRepository(orm);
   const owner = (await accounts.findByEmail(config.owner.email)) ?? (await accounts.first());
   if (!owner) {
     process.stderr.write("no account yet: npm start creates the owner's at its first start\n");
     process.exitCode = 1;
-  } else {
-    const token = await new SetupLinkRepository(orm).create(owner.id);
-    process.stdout.write(
-      `A new link to set the password of ${owner.email} (valid 24 hours, once):\n\n` +
-        `HERALD_OWNER_SETUP_URL=${setupUrl(baseUrlOf(config), token)}\n`,
-    );
+    return;
   }
-} finally {
-  await orm.close();
-  await embedded?.stop();
-}
+  const token = await new SetupLinkRepository(orm).create(owner.id);
+  process.stdout.write(
+    `A new link to set the password of ${owner.email} (valid 24 hours, once):\n\n` +
+      `HERALD_OWNER_SETUP_URL=${setupUrl(baseUrlOf(config), token)}\n`,
+  );
+});

@@ -4,24 +4,13 @@
  * server runs: each row is rewritten only if it is still under the key it was read with.
  */
 import { loadConfig } from "../config.ts";
-import { startEmbeddedPostgres } from "../db/embedded.ts";
-import { openDatabase } from "../db/orm.ts";
 import { DeviceRepository } from "../db/repositories/devices.ts";
+import { withDatabase } from "./database.ts";
 import { loadPushTokenKeys } from "./push-token-keys.ts";
 
 const config = loadConfig();
-const embedded = config.databaseUrl
-  ? undefined
-  : await startEmbeddedPostgres({ dir: config.dataDir });
-const orm = await openDatabase({
-  url: config.databaseUrl ?? (embedded?.url as string),
-  poolSize: 2,
-});
-try {
+await withDatabase(config, async (orm) => {
   const { ring } = loadPushTokenKeys(config);
   const changed = await new DeviceRepository(orm, ring).reencryptAll();
   process.stdout.write(`re-encrypted ${changed} push token(s) under key ${ring.current.id}\n`);
-} finally {
-  await orm.close();
-  await embedded?.stop();
-}
+});
