@@ -63,14 +63,19 @@ const insertPlain = `insert into notification (${notificationColumns}) values (?
 
 /*
  * Claims the key and inserts the notification in one statement. A concurrent request holding the
- * same key makes this one wait on the unique index until it commits (or until lock_timeout); an
- * expired record is taken over. When the claim fails, nothing is inserted.
+ * same key makes this one wait on the unique index until it commits, or until the statement's own
+ * lock_timeout: `set_config(…, true)` is local to the statement's transaction, and the claim reads
+ * it first, so the setting is in force before the claim can wait, and gone after. An expired
+ * record is taken over. When the claim fails, nothing is inserted.
  */
 const insertIdempotent = `
-  with claim as (
+  with wait as materialized (
+    select set_config('lock_timeout', ?, true) as lock_timeout
+  ), claim as (
     insert into idempotency_record as r
       (project_id, key, fingerprint, notification_id, response, created_at, expires_at)
-    values (?::uuid, ?, ?, ?::uuid, ?, ?::timestamptz, ?::timestamptz + make_interval(secs => ?))
+    select ?::uuid, ?, ?, ?::uuid, ?, ?::timestamptz, ?::timestamptz + make_interval(secs => ?)
+      from wait
     on conflict (project_id, key) do update
       set fingerprint = excluded.fingerprint, notification_id = excluded.notification_id,
           response = excluded.response, created_at = excluded.created_at,
@@ -120,15 +125,16 @@ export async function publish(
 }
 
 /**
- * The idempotent insert in a transaction of its own, whose `lock_timeout` bounds only this
- * statement's wait for a concurrent holder of the key (never the pool's other statements).
+ * The idempotent insert: one statement, one round trip, one commit, whose `lock_timeout` bounds
+ * only its own wait for a concurrent holder of the key (never the pool's other statements).
  */
 async function claimAndInsert(orm: Orm, n: NotificationRow, claim: IdempotencyClaim) {
-  return orm.em.fork().transactional(async (em) => {
-    await em.execute(`set local lock_timeout = ${Math.floor(claim.waitMs)}`);
-    const res = await em.execute<{ affectedRows: number }>(
+  const res = await orm.em
+    .getConnection()
+    .execute<{ affectedRows: number }>(
       insertIdempotent,
       [
+        `${Math.floor(claim.waitMs)}ms`,
         n.project_id,
         claim.key,
         claim.fingerprint,
@@ -141,8 +147,7 @@ async function claimAndInsert(orm: Orm, n: NotificationRow, claim: IdempotencyCl
       ],
       "run",
     );
-    return res.affectedRows === 1;
-  });
+  return res.affectedRows === 1;
 }
 
 /** What an earlier request with this key says about this one, if the key is in use. */
