@@ -26,10 +26,12 @@ export async function streamBacklog(
     );
     return rows.map((r) => r.notification_id);
   }
+  // What expired (its ttl passed) is not re-sent: the expiry sweep may not have marked it yet.
   const rows = await db.execute<{ notification_id: string }[]>(
-    `select notification_id from delivery
-      where device_id = ? and state in ('pending', 'sent') and notification_id > ?::uuid
-      order by notification_id limit 1000`,
+    `select d.notification_id from delivery d join notification n on n.id = d.notification_id
+      where d.device_id = ? and d.state in ('pending', 'sent') and d.notification_id > ?::uuid
+        and (n.expires_at is null or n.expires_at > now())
+      order by d.notification_id limit 1000`,
     [deviceId, opts.since ?? "00000000-0000-0000-0000-000000000000"],
   );
   return rows.map((r) => r.notification_id);
@@ -38,10 +40,11 @@ export async function streamBacklog(
 /** The device's stream deliveries still pending after `minAgeMs`, oldest first (a safety net). */
 export async function pendingStream(db: Db, deviceId: string, minAgeMs: number): Promise<string[]> {
   const rows = await db.execute<{ notification_id: string }[]>(
-    `select notification_id from delivery
-      where device_id = ? and state = 'pending' and platform = 'stream'
-        and created_at <= now() - make_interval(secs => ?)
-      order by notification_id limit 500`,
+    `select d.notification_id from delivery d join notification n on n.id = d.notification_id
+      where d.device_id = ? and d.state = 'pending' and d.platform = 'stream'
+        and d.created_at <= now() - make_interval(secs => ?)
+        and (n.expires_at is null or n.expires_at > now())
+      order by d.notification_id limit 500`,
     [deviceId, minAgeMs / 1000],
   );
   return rows.map((r) => r.notification_id);

@@ -78,7 +78,9 @@ export function registerRestRoutes(
 /** The request message's JSON from the body, the path and the query, and what did not fit. */
 function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) {
   const violations: FieldViolation[] = [];
-  const json: Record<string, unknown> = {};
+  // No prototype: a body's `__proto__` member is then a field like any other (and refused as
+  // unknown) instead of silently setting the object's prototype.
+  const json: Record<string, unknown> = Object.create(null);
   if (binding.body !== "") {
     const body = parseBody(req.body, violations);
     if (binding.body === "*") {
@@ -93,7 +95,7 @@ function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) 
   }
   const accepted = decodeLeniently(input, json, true, violations);
   // Path variables and query parameters are strings by nature: proto JSON's lenient parsing fits.
-  const fromUrl: Record<string, unknown> = {};
+  const fromUrl: Record<string, unknown> = Object.create(null);
   const params = req.params as Record<string, string>;
   for (const v of binding.variables) fromUrl[v] = params[v];
   if (binding.body !== "*") {
