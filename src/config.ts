@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { defaultPushHosts } from "./domain/push-endpoint.ts";
 
 /** Everything Herald reads from the environment, read once at start and passed down. */
 export interface Config {
@@ -89,6 +90,17 @@ export interface Config {
     | undefined;
   /** FCM service account file, or undefined when Android pushes are not configured. */
   fcmServiceAccountFile: string | undefined;
+  /**
+   * The hosts a Web Push endpoint may point to: the public push services, plus
+   * HERALD_WEB_PUSH_HOSTS (comma list, `*.example.com` for subdomains).
+   */
+  webPushHosts: string[];
+  /**
+   * Whether push endpoints may resolve to private, loopback or link-local addresses
+   * (HERALD_WEB_PUSH_ALLOW_PRIVATE=1): for tests and an in-house push service only, since the
+   * worker connects wherever an endpoint points.
+   */
+  webPushAllowPrivate: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -185,5 +197,13 @@ export function loadConfig(env: Env = process.env): Config {
     vapidSubject: env.HERALD_VAPID_SUBJECT || "mailto:owner@localhost",
     apns: apns(env),
     fcmServiceAccountFile: env.HERALD_FCM_SERVICE_ACCOUNT_FILE || undefined,
+    webPushHosts: [
+      ...defaultPushHosts,
+      ...(env.HERALD_WEB_PUSH_HOSTS ?? "")
+        .split(",")
+        .map((h) => h.trim())
+        .filter((h) => h !== ""),
+    ],
+    webPushAllowPrivate: env.HERALD_WEB_PUSH_ALLOW_PRIVATE === "1",
   };
 }

@@ -53,6 +53,14 @@ function embeddedV4(v6: string): string | undefined {
   return undefined;
 }
 
+/** Whether an address (IPv4 or IPv6, as DNS answers it) is public: not loopback, private, … */
+export function isPublicAddress(address: string): boolean {
+  const a = address.toLowerCase().replace(/^\[|\]$/g, "");
+  if (isIPv4(a)) return !nonPublicV4.check(a, "ipv4");
+  const v4 = embeddedV4(a);
+  return v4 !== undefined ? !nonPublicV4.check(v4, "ipv4") : !nonPublicV6.check(a, "ipv6");
+}
+
 /** Returns why the URL is refused, or undefined when it is acceptable. */
 export function refusePublicUrl(raw: string): string | undefined {
   let url: URL;

@@ -11,8 +11,10 @@ import type { DeviceRepository } from "../db/repositories/devices.ts";
 import type { NotificationRepository } from "../db/repositories/notifications.ts";
 import type { PairingCodeRepository } from "../db/repositories/pairing-codes.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
+import { privateAddressProblem } from "../delivery/senders/push-address.ts";
 import { uuidv7 } from "../domain/ids.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
+import { pushEndpointProblem } from "../domain/push-endpoint.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
 import { deviceToProto } from "./mappers.ts";
@@ -34,6 +36,8 @@ export interface DeviceDeps {
   limiter: LoginLimiter;
   /** The VAPID public key browsers subscribe with; undefined when Web Push is not configured. */
   webPushPublicKey: string | undefined;
+  /** Where Web Push endpoints may point (config: webPushHosts, webPushAllowPrivate). */
+  webPushEndpoints: { hosts: readonly string[]; allowPrivate: boolean };
 }
 
 export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof DeviceService> {
@@ -82,14 +86,20 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
       const p = principalOf(ctx);
       const device = await self(p.accountId, p.credentialId);
       let token: string;
+      let last4: string | undefined;
       if (device.platform === "stream") {
         throw heraldError("failed_precondition", "a stream device has no push channel: subscribe");
       } else if (device.platform === "web") {
         if (req.channel.case !== "webPush")
           throw invalid("web_push", "is required for a web device");
         const { endpoint, p256dh, auth } = req.channel.value;
-        if (!endpoint.startsWith("https://")) throw invalid("web_push.endpoint", "must be https");
+        const { hosts, allowPrivate } = deps.webPushEndpoints;
+        const why =
+          pushEndpointProblem(endpoint, hosts, allowPrivate) ??
+          (allowPrivate ? undefined : await privateAddressProblem(new URL(endpoint).hostname));
+        if (why) throw invalid("web_push.endpoint", why);
         token = JSON.stringify({ endpoint, keys: { p256dh, auth } });
+        last4 = endpoint.slice(-4);
       } else {
         if (req.channel.case !== "pushToken") throw invalid("push_token", "is required");
         const ok = device.platform === "ios" ? apnsToken : fcmToken;
@@ -103,7 +113,7 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
         }
         token = req.channel.value;
       }
-      return { device: deviceToProto(await devices.registerChannel(device.id, token)) };
+      return { device: deviceToProto(await devices.registerChannel(device.id, token, last4)) };
     },
 
     async setTopicFilter(req, ctx) {

@@ -46,6 +46,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       ...repos,
       limiter,
       webPushPublicKey: deps.webPushPublicKey,
+      webPushEndpoints: { hosts: config.webPushHosts, allowPrivate: config.webPushAllowPrivate },
       // A test notification skips the fan-out: tell the worker and every process's streams.
       onEnqueued: (id) => {
         onPublished();

@@ -51,6 +51,9 @@ describe("a worker killed mid-batch", () => {
       HERALD_VAPID_PUBLIC_KEY: vapid.publicKey,
       HERALD_VAPID_PRIVATE_KEY: vapid.privateKey,
       HERALD_DELIVERY_LEASE_SECONDS: "2",
+      // The fake push service listens on 127.0.0.1.
+      HERALD_WEB_PUSH_HOSTS: "127.0.0.1",
+      HERALD_WEB_PUSH_ALLOW_PRIVATE: "1",
       NODE_EXTRA_CA_CERTS: caFile,
       ...tokenKeyEnv,
     });

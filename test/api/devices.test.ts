@@ -87,7 +87,7 @@ describe("push channels", () => {
     expect(res.device?.tokenLast4).toBe(token.slice(-4));
     const web = await signIn("web", "browser");
     const endpoint = "https://push.example.net/send/abcdef0123456789";
-    await devices().registerChannel(
+    const registered = await devices().registerChannel(
       {
         channel: {
           case: "webPush",
@@ -96,6 +96,8 @@ describe("push channels", () => {
       },
       bearer(web.deviceCredential),
     );
+    // What listings show of a Web Push channel: the end of its endpoint, not of stored JSON.
+    expect(registered.device?.tokenLast4).toBe("6789");
     const rows = await sql(server.databaseUrl, "select d::text as row from device d");
     const dump = rows.map((r) => r.row).join("\n");
     expect(dump).not.toContain(token);

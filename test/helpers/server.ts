@@ -41,6 +41,9 @@ function testConfig(overrides: Partial<Config>, databaseUrl: string): Config {
     rateLimitPerSecond: 100_000,
     // Most test files sign accounts up; the closed default has its own test.
     signupEnabled: true,
+    // The fake push service listens on 127.0.0.1; the endpoint rules have their own test.
+    webPushHosts: [...loadConfig({}).webPushHosts, "127.0.0.1", "push.example.net"],
+    webPushAllowPrivate: true,
     ...overrides,
     databaseUrl,
   };

@@ -59,8 +59,15 @@ export class DeviceRepository {
       .find(Device, { accountId, signedOutAt: null }, { orderBy: { id: "desc" } });
   }
 
-  /** Seals and stores the device's push token; signs out any other row holding the same token. */
-  async registerChannel(deviceId: string, token: string): Promise<DeviceRow> {
+  /**
+   * Seals and stores the device's push token; signs out any other row holding the same token.
+   * `last4` is what listings show of it (for Web Push, of the endpoint).
+   */
+  async registerChannel(
+    deviceId: string,
+    token: string,
+    last4 = token.slice(-4),
+  ): Promise<DeviceRow> {
     return this.#orm.em.fork().transactional(async (em) => {
       const device = await em.findOneOrFail(Device, { id: deviceId });
       const index = this.#ring.blindIndex(device.platform, token);
@@ -74,7 +81,7 @@ export class DeviceRepository {
         tokenKeyId: sealed.keyId,
         tokenBox: sealed.box,
         tokenIndex: index,
-        tokenLast4: token.slice(-4),
+        tokenLast4: last4,
         enabled: true,
         disabledReason: "",
         lastSeenAt: new Date(),

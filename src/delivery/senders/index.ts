@@ -28,6 +28,6 @@ export function createSenders(config: Config): Sender[] {
     config.fcmServiceAccountFile
       ? createFcmSender({ serviceAccountFile: config.fcmServiceAccountFile })
       : unconfiguredSender("android", "FCM is not configured: set HERALD_FCM_SERVICE_ACCOUNT_FILE"),
-    createWebPushSender({ vapid: loadVapidKeys(config) }),
+    createWebPushSender({ vapid: loadVapidKeys(config), allowPrivate: config.webPushAllowPrivate }),
   ];
 }

@@ -6,6 +6,7 @@ import type { Agent } from "node:https";
 import webpush from "web-push";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { webPushUrgency } from "../../domain/priority.ts";
+import { publicOnlyLookup } from "./push-address.ts";
 import {
   type PushMessage,
   providerAgent,
@@ -26,8 +27,12 @@ export interface VapidKeys {
 
 export interface WebPushOptions {
   vapid: VapidKeys;
-  /** Transport for the HTTPS requests (e.g. one that trusts a test CA). */
+  /**
+   * Transport for the HTTPS requests (e.g. one that trusts a test CA). The default one connects
+   * to public addresses only, unless `allowPrivate`.
+   */
   agent?: Agent;
+  allowPrivate?: boolean;
   timeoutMs?: number;
 }
 
@@ -85,7 +90,7 @@ function vapidAuthorization(vapid: VapidKeys): (endpoint: string) => string {
 }
 
 export function createWebPushSender(opts: WebPushOptions): Sender {
-  const agent = opts.agent ?? providerAgent();
+  const agent = opts.agent ?? providerAgent(opts.allowPrivate ? {} : { lookup: publicOnlyLookup });
   const authorization = vapidAuthorization(opts.vapid);
   return {
     platform: "web",
@@ -112,8 +117,10 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
           message?: string;
         };
         const status = e.statusCode;
+        // What a network failure says stays here: the account sees a generic reason, so an
+        // endpoint cannot be used to learn what answers on the server's network.
         if (status === undefined)
-          return { kind: "retry", reason: `web push: ${e.message ?? "network error"}` };
+          return { kind: "retry", reason: "web push: the push service could not be reached" };
         if (status === 404 || status === 410) {
           return { kind: "dead_token", reason: `web push subscription gone (HTTP ${status})` };
         }
