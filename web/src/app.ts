@@ -194,3 +194,25 @@ export function onSubmit(form: HTMLFormElement, out: HTMLElement, run: () => Pro
     }
   });
 }
+
+/**
+ * A form: its fields, a submit button, and above them the place (`out`) where its error, or a
+ * notice `run` writes, appears.
+ */
+export function simpleForm(
+  submit: string,
+  fields: Child[],
+  run: (out: HTMLElement) => Promise<void>,
+  cls = "",
+): HTMLFormElement {
+  const out = h("div");
+  const form = h(
+    "form",
+    cls ? { class: cls } : {},
+    out,
+    ...fields,
+    h("button", { type: "submit", class: "primary" }, submit),
+  );
+  onSubmit(form, out, () => run(out));
+  return form;
+}

@@ -72,3 +72,13 @@ export function toast(text: string): void {
   box.append(t);
   setTimeout(() => t.remove(), 6000);
 }
+
+/** A password input: `new-password` ones ask for the server's minimum of 12 characters. */
+export function passwordField(label: string, autocomplete: "new-password" | "current-password") {
+  return field(label, {
+    type: "password",
+    autocomplete,
+    required: true,
+    ...(autocomplete === "new-password" ? { minlength: 12 } : {}),
+  });
+}

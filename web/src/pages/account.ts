@@ -2,7 +2,7 @@
 import type { CliToken } from "../../../gen/herald/v1/credential_pb.ts";
 import { api, date, errorText } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
-import { field, fill, h, toast, when } from "../dom.ts";
+import { fill, h, passwordField, toast, when } from "../dom.ts";
 
 function tokenRow(t: CliToken, refresh: () => Promise<void>): HTMLTableRowElement {
   return h(
@@ -60,17 +60,8 @@ route("/account", {
         cliTokens.filter((t) => !t.revokedAt).map((t) => tokenRow(t, refresh)),
       );
     };
-    const current = field("Current password", {
-      type: "password",
-      autocomplete: "current-password",
-      required: true,
-    });
-    const next = field("New password", {
-      type: "password",
-      autocomplete: "new-password",
-      minlength: 12,
-      required: true,
-    });
+    const current = passwordField("Current password", "current-password");
+    const next = passwordField("New password", "new-password");
     const out = h("div");
     const form = h(
       "form",

@@ -1,7 +1,7 @@
 /** The ways in: the owner's setup link, sign-in and (when open) sign-up. */
 import { api } from "../api.ts";
-import { link, loadSession, navigate, notice, onSubmit, route } from "../app.ts";
-import { field, fill, h } from "../dom.ts";
+import { link, loadSession, navigate, notice, route, simpleForm } from "../app.ts";
+import { field, fill, h, passwordField } from "../dom.ts";
 
 function card(title: string, ...body: (Node | string)[]): HTMLElement {
   return h(
@@ -11,6 +11,9 @@ function card(title: string, ...body: (Node | string)[]): HTMLElement {
     h("div", { class: "panel" }, h("h1", {}, title), ...body),
   );
 }
+
+const emailField = () =>
+  field("Email", { type: "email", autocomplete: "username", required: true });
 
 /** Where to go after signing in: `?next=` when it is one of ours. */
 function next(): string {
@@ -23,35 +26,21 @@ route("/setup", {
   open: true,
   render(app) {
     const token = location.hash.slice(1);
-    const password = field("New password", {
-      type: "password",
-      autocomplete: "new-password",
-      minlength: 12,
-      required: true,
-    });
-    const again = field("Repeat the password", {
-      type: "password",
-      autocomplete: "new-password",
-      required: true,
-    });
-    const out = h("div");
-    const form = h(
-      "form",
-      {},
-      out,
-      password.wrap,
-      again.wrap,
-      h("button", { type: "submit", class: "primary" }, "Set password and sign in"),
+    const password = passwordField("New password", "new-password");
+    const again = passwordField("Repeat the password", "new-password");
+    const form = simpleForm(
+      "Set password and sign in",
+      [password.wrap, again.wrap],
+      async (out) => {
+        if (password.input.value !== again.input.value) {
+          fill(out, notice("The two passwords differ.", "error"));
+          return;
+        }
+        await api.account.completeOwnerSetup({ token, password: password.input.value });
+        await loadSession();
+        navigate("/notifications");
+      },
     );
-    onSubmit(form, out, async () => {
-      if (password.input.value !== again.input.value) {
-        fill(out, notice("The two passwords differ.", "error"));
-        return;
-      }
-      await api.account.completeOwnerSetup({ token, password: password.input.value });
-      await loadSession();
-      navigate("/notifications");
-    });
     fill(
       app,
       card(
@@ -74,22 +63,9 @@ route("/signin", {
   title: "Sign in",
   open: true,
   async render(app) {
-    const email = field("Email", { type: "email", autocomplete: "username", required: true });
-    const password = field("Password", {
-      type: "password",
-      autocomplete: "current-password",
-      required: true,
-    });
-    const out = h("div");
-    const form = h(
-      "form",
-      {},
-      out,
-      email.wrap,
-      password.wrap,
-      h("button", { type: "submit", class: "primary" }, "Sign in"),
-    );
-    onSubmit(form, out, async () => {
+    const email = emailField();
+    const password = passwordField("Password", "current-password");
+    const form = simpleForm("Sign in", [email.wrap, password.wrap], async () => {
       await api.auth.startSession({ email: email.input.value, password: password.input.value });
       await loadSession();
       navigate(next());
@@ -117,23 +93,9 @@ route("/signup", {
   title: "Create an account",
   open: true,
   render(app) {
-    const email = field("Email", { type: "email", autocomplete: "username", required: true });
-    const password = field("Password", {
-      type: "password",
-      autocomplete: "new-password",
-      minlength: 12,
-      required: true,
-    });
-    const out = h("div");
-    const form = h(
-      "form",
-      {},
-      out,
-      email.wrap,
-      password.wrap,
-      h("button", { type: "submit", class: "primary" }, "Create account"),
-    );
-    onSubmit(form, out, async () => {
+    const email = emailField();
+    const password = passwordField("Password", "new-password");
+    const form = simpleForm("Create account", [email.wrap, password.wrap], async () => {
       await api.account.signUp({ email: email.input.value, password: password.input.value });
       await api.auth.startSession({ email: email.input.value, password: password.input.value });
       await loadSession();
