@@ -29,6 +29,7 @@ import { serverOptions } from "./server/options.ts";
 import { registerConsole } from "./server/plugins/console.ts";
 import { registerErrorDocs } from "./server/plugins/error-docs.ts";
 import { registerErrorHandling } from "./server/plugins/errors.ts";
+import { registerHealth } from "./server/plugins/health.ts";
 import { registerLifecycle } from "./server/plugins/lifecycle.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
 import { clientAddressKey, sessionChangeKey } from "./services/context.ts";
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     shutdownSignal: shutdown.signal,
   });
   registerConsole(app);
+  registerHealth(app, () => repos.health.problem());
   registerErrorDocs(app);
   registerLifecycle(app, {
     hub,

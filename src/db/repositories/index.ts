@@ -9,6 +9,7 @@ import { CredentialVerifier } from "./credential-verifier.ts";
 import { DeliveryRepository } from "./deliveries.ts";
 import { DeviceLoginRepository } from "./device-logins.ts";
 import { DeviceRepository } from "./devices.ts";
+import { HealthRepository } from "./health.ts";
 import { NotificationRepository } from "./notifications.ts";
 import { PairingCodeRepository } from "./pairing-codes.ts";
 import { ProjectRepository } from "./projects.ts";
@@ -29,6 +30,7 @@ export function createRepositories(
     deliveries: new DeliveryRepository(orm),
     deviceLogins: new DeviceLoginRepository(orm),
     devices: new DeviceRepository(orm, opts.tokenKeys),
+    health: new HealthRepository(orm),
     notifications: new NotificationRepository(orm),
     pairingCodes: new PairingCodeRepository(orm),
     retention: new RetentionRepository(orm),
