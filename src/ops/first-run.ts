@@ -19,7 +19,7 @@ export function firstRunMessage(boot: Bootstrapped, base: string, config: Config
   );
 }
 
-export function signupLine(config: Config): string {
+function signupLine(config: Config): string {
   return config.signupEnabled
     ? "Sign-up is open: anyone who reaches this server can create an account (HERALD_SIGNUP=0 closes it).\n"
     : "Sign-up is closed: only the owner signs in (HERALD_SIGNUP=1 opens it to anyone who reaches this server).\n";

@@ -11,7 +11,7 @@ import type { UsageRepository } from "../db/repositories/usage.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { monthOf } from "../domain/month.ts";
 import { hashPassword } from "../domain/passwords.ts";
-import { heraldError } from "../errors.ts";
+import { heraldError, publicError } from "../errors.ts";
 import { accountToProto } from "./mappers.ts";
 import { authenticatePassword } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
@@ -75,11 +75,15 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       const { accountId, credentialId } = principalOf(ctx);
       const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
-      await authenticatePassword(deps, ctx, account.email, req.currentPassword).catch(() => {
-        throw heraldError("permission_denied", "the current password is wrong", {
-          violations: [{ field: "current_password", message: "is not the account's password" }],
-        });
-      });
+      await authenticatePassword(deps, ctx, account.email, req.currentPassword).catch(
+        (err: unknown) => {
+          // A wrong password, said of its field; a login throttle or a failure stays what it is.
+          if (publicError(err).code !== "unauthenticated") throw err;
+          throw heraldError("permission_denied", "the current password is wrong", {
+            violations: [{ field: "current_password", message: "is not the account's password" }],
+          });
+        },
+      );
       await accounts.setPasswordHash(accountId, await hashPassword(req.newPassword));
       return { sessionsEnded: await cliTokens.revokeSessions(accountId, credentialId) };
     },

@@ -1,6 +1,7 @@
 /** The settle of streams: a batch of a device's pending deliveries handed to its stream. */
+
+import { jsonIds } from "../json-ids.ts";
 import type { Db } from "../orm.ts";
-import { jsonIds } from "./stream-backlog.ts";
 
 export async function markStreamed(
   db: Db,

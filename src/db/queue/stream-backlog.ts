@@ -3,10 +3,8 @@
  * claimed by the worker; the process holding the device's stream reads them here and marks
  * them `sent` as it writes them (mark-streamed.ts).
  */
+import { jsonIds } from "../json-ids.ts";
 import type { Db } from "../orm.ts";
-
-/** A JSON array of ids as a set of uuids (the driver would expand a JS array into parameters). */
-export const jsonIds = "(select (json_array_elements_text(?::json))::uuid)";
 
 /**
  * The device's deliveries among `ids` still pending, or, for a catch-up, every one newer than

@@ -3,8 +3,9 @@
  * publisher reads per-device states. Raw SQL by the ORM rule (the delivery table belongs to the
  * queue, db/queue/); these are single indexed statements.
  */
+
+import { jsonIds } from "../json-ids.ts";
 import type { Orm } from "../orm.ts";
-import { jsonIds } from "../queue/stream-backlog.ts";
 
 export interface DeviceDeliveryRow {
   device_id: string;

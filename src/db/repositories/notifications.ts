@@ -3,6 +3,8 @@
  * Raw SQL throughout, by the ORM rule: this is the delivery path's table, written set-wise by
  * the queue, and `metadata` is `json` text returned exactly as stored.
  */
+
+import { jsonIds } from "../json-ids.ts";
 import type { Orm } from "../orm.ts";
 import { enqueueDirect } from "../queue/enqueue-direct.ts";
 import {
@@ -13,7 +15,6 @@ import {
   type PublishResult,
   publish,
 } from "../queue/publish.ts";
-import { jsonIds } from "../queue/stream-backlog.ts";
 
 export type { IdempotencyClaim, NotificationRow, PublishResult };
 

@@ -4,7 +4,11 @@
  */
 import type { Interceptor } from "@connectrpc/connect";
 import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
-import { credentialProblem, parseCredential } from "../../domain/credentials.ts";
+import {
+  type CredentialKind,
+  credentialProblem,
+  parseCredential,
+} from "../../domain/credentials.ts";
 import type { Principal } from "../../domain/principal.ts";
 import { heraldError } from "../../errors.ts";
 import { principalKey } from "../../services/context.ts";
@@ -30,46 +34,51 @@ export function createAuthInterceptor(
     }
     // Public calls (sign-up, login) ignore any credential sent along.
     if (isPublic(grants)) return next(req);
-    const header = req.header.get("authorization");
-    const session = header === null ? sessionFrom(req.header.get("cookie")) : undefined;
-    if (session !== undefined) {
-      // The console's cookie: the browser sends it with any request to this server, whichever
-      // page asks, so only this server's own pages may use it.
-      if (!sameOrigin(req.header, publicUrl)) {
-        throw heraldError(
-          "permission_denied",
-          "the console's session works from its own page only",
-        );
-      }
-      const principal = await credentials.verify("cliToken", session);
-      if (principal === undefined)
-        throw unauthenticated("the console session ended: sign in again");
-      req.contextValues.set(principalKey, principal);
-      if (!allows(grants, principal)) throw refused(grants, principal);
-      return next(req);
-    }
-    if (header === null) {
-      throw heraldError("unauthenticated", "missing credential: send Authorization: Bearer <key>", {
-        metadata: { "www-authenticate": 'Bearer realm="herald"' },
-      });
-    }
-    const secret = bearer.exec(header)?.[1];
-    const kind = secret === undefined ? undefined : parseCredential(secret);
-    if (secret === undefined || kind === undefined) {
-      throw unauthenticated(
-        secret !== undefined && credentialProblem(secret) === "checksum"
-          ? "the credential's checksum does not match: a typo, or a copy cut short"
-          : "malformed credential: expected Authorization: Bearer hk_… or hc_…",
-      );
-    }
-    const principal = await credentials.verify(kind, secret);
-    if (principal === undefined) {
-      throw unauthenticated("unknown or revoked credential");
-    }
+    const presented = presentedCredential(req.header, publicUrl);
+    const principal = await credentials.verify(presented.kind, presented.secret);
+    if (principal === undefined) throw unauthenticated(presented.unknown);
     req.contextValues.set(principalKey, principal);
     if (!allows(grants, principal)) throw refused(grants, principal);
     return next(req);
   };
+}
+
+/**
+ * The credential a call presents: `Authorization: Bearer …`, or else the console's session
+ * cookie (the browser sends it with any request to this server, whichever page asks, so only
+ * this server's own pages may use it). With what to say if it is unknown.
+ */
+function presentedCredential(
+  header: Headers,
+  publicUrl: string | undefined,
+): { kind: CredentialKind; secret: string; unknown: string } {
+  const authorization = header.get("authorization");
+  const session = authorization === null ? sessionFrom(header.get("cookie")) : undefined;
+  if (session !== undefined) {
+    if (!sameOrigin(header, publicUrl)) {
+      throw heraldError("permission_denied", "the console's session works from its own page only");
+    }
+    return {
+      kind: "cliToken",
+      secret: session,
+      unknown: "the console session ended: sign in again",
+    };
+  }
+  if (authorization === null) {
+    throw heraldError("unauthenticated", "missing credential: send Authorization: Bearer <key>", {
+      metadata: { "www-authenticate": 'Bearer realm="herald"' },
+    });
+  }
+  const secret = bearer.exec(authorization)?.[1];
+  const kind = secret === undefined ? undefined : parseCredential(secret);
+  if (secret === undefined || kind === undefined) {
+    throw unauthenticated(
+      secret !== undefined && credentialProblem(secret) === "checksum"
+        ? "the credential's checksum does not match: a typo, or a copy cut short"
+        : "malformed credential: expected Authorization: Bearer hk_… or hc_…",
+    );
+  }
+  return { kind, secret, unknown: "unknown or revoked credential" };
 }
 
 /** Why a valid credential may not make this call, and what would. */
