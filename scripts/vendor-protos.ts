@@ -1,8 +1,10 @@
 /**
- * Makes the third-party .proto sources that `buf` needs available in the git-ignored
- * `.buf-vendor/` folder, at install time, so that no third-party file is committed.
+ * Refreshes the committed third-party .proto sources under `third_party/proto/` that come from
+ * npm packages (`npm run vendor:protos`; CI runs it and fails if the committed copies differ).
+ * They are committed so that the schema builds without Node: a Go or Python team runs `buf`
+ * (or `protoc -I proto -I third_party/proto`) on a checkout. See third_party/proto/README.md.
  *
- * - google/api (http annotations) and google/rpc (error details) are copied from the npm
+ * - google/api (http annotations) and google/rpc (status, error details) are copied from the npm
  *   package `google-proto-files`.
  * - buf/validate/validate.proto ships in no npm package as source, but `@bufbuild/protovalidate`
  *   embeds its file descriptor. We print `.proto` source from that descriptor. Field options
@@ -22,13 +24,14 @@ import {
 } from "@bufbuild/protobuf/wkt";
 
 const root = join(import.meta.dirname, "..");
-const out = join(root, ".buf-vendor");
+const out = join(root, "third_party/proto");
 const require = createRequire(import.meta.url);
 
 const copied = [
   "google/api/annotations.proto",
   "google/api/http.proto",
   "google/rpc/error_details.proto",
+  "google/rpc/status.proto",
 ];
 
 /** Scalar field types by FieldDescriptorProto.Type number. */
@@ -109,7 +112,10 @@ function printMessage(m: DescriptorProto, indent: string): string {
 
 function printFile(p: FileDescriptorProto): string {
   let s = "// Generated at install time by scripts/vendor-protos.ts from the descriptor embedded\n";
-  s += "// in @bufbuild/protovalidate. Do not edit; not committed.\n";
+  s +=
+    "// in @bufbuild/protovalidate (`npm run vendor:protos`). Do not edit. The predefined rules'\n";
+  s +=
+    "// CEL options are left out: clients need the declarations, the server its own descriptor.\n";
   s += `syntax = "proto2";\n\npackage ${p.package};\n\n`;
   for (const d of p.dependency) s += `import "${d}";\n`;
   s += "\n";
@@ -121,7 +127,7 @@ function printFile(p: FileDescriptorProto): string {
   return s;
 }
 
-rmSync(out, { recursive: true, force: true });
+for (const dir of ["google", "buf"]) rmSync(join(out, dir), { recursive: true, force: true });
 const googleRoot = dirname(require.resolve("google-proto-files/package.json"));
 for (const path of copied) {
   mkdirSync(dirname(join(out, path)), { recursive: true });

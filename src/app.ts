@@ -6,6 +6,7 @@
  */
 import { createContextValues } from "@connectrpc/connect";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { Health } from "../gen/grpc/health/v1/health_pb.ts";
 import type { Config } from "./config.ts";
 import type { Orm } from "./db/orm.ts";
 import { createDeliveryQueue } from "./db/queue/delivery-queue.ts";
@@ -19,6 +20,8 @@ import { domainRules } from "./domain/notify-rules.ts";
 import type { PushTokenKeyRing } from "./domain/push-token-crypto.ts";
 import { TokenBucketLimiter } from "./domain/token-bucket.ts";
 import { requestIdKey } from "./server/context.ts";
+import { registerHealthService } from "./server/grpc/health.ts";
+import { registerReflection } from "./server/grpc/reflection.ts";
 import { createAuthInterceptor } from "./server/interceptors/auth.ts";
 import { createLoggingInterceptor } from "./server/interceptors/logging.ts";
 import { createRateLimitInterceptor } from "./server/interceptors/rate-limit.ts";
@@ -32,8 +35,9 @@ import { registerErrorHandling } from "./server/plugins/errors.ts";
 import { registerHealth } from "./server/plugins/health.ts";
 import { registerLifecycle } from "./server/plugins/lifecycle.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
+import { Readiness } from "./server/readiness.ts";
 import { clientAddressKey, sessionChangeKey } from "./services/context.ts";
-import { registerServices } from "./services/index.ts";
+import { heraldServices, registerServices } from "./services/index.ts";
 
 export interface AppDeps {
   config: Config;
@@ -50,6 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, deps.logger));
   const shutdown = new AbortController();
   const repos = createRepositories(orm, { ...config, tokenKeys, log: app.log });
+  const readiness = new Readiness(() => repos.health.problem());
   const queue = createDeliveryQueue(orm, config.deliveryLeaseSeconds);
   const hub = new StreamHub(orm.config.get("clientUrl") as string, queue, app.log);
   const worker = config.workerEnabled
@@ -70,7 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onRequest", async (req, reply) => void reply.header("request-id", req.id));
   registerErrorHandling(app, config.bodyLimitBytes);
   await registerConnect(app, {
-    routes: (router) =>
+    routes: (router) => {
       registerServices(router, {
         config,
         repos,
@@ -83,7 +88,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         log: app.log,
         onPublished: () => worker?.wake(),
         webPushPublicKey: senders.find((s) => s.platform === "web" && !s.unconfigured)?.publicKey,
-      }),
+      });
+      registerHealthService(router, {
+        readiness,
+        services: heraldServices.map((s) => s.typeName),
+        alwaysServing: [Health.typeName],
+        watchIntervalMs: config.healthWatchIntervalMs,
+      });
+      if (config.reflection) registerReflection(router, [...heraldServices, Health]);
+    },
     interceptors: [
       restCaptureInterceptor,
       createLoggingInterceptor(app.log),
@@ -103,7 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     shutdownSignal: shutdown.signal,
   });
   registerConsole(app);
-  registerHealth(app, () => repos.health.problem());
+  registerHealth(app, readiness);
   registerErrorDocs(app);
   registerLifecycle(app, {
     hub,

@@ -101,6 +101,12 @@ export interface Config {
    * worker connects wherever an endpoint points.
    */
   webPushAllowPrivate: boolean;
+  /** gRPC server reflection (v1 and v1alpha) for grpcurl and `buf curl` (HERALD_REFLECTION=0 turns it off). */
+  reflection: boolean;
+  /** How often a gRPC health Watch re-checks readiness between changes it is told of. */
+  healthWatchIntervalMs: number;
+  /** Serve GET /metrics on this port instead of the API's (HERALD_METRICS_PORT). */
+  metricsPort: number | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -205,5 +211,8 @@ export function loadConfig(env: Env = process.env): Config {
         .filter((h) => h !== ""),
     ],
     webPushAllowPrivate: env.HERALD_WEB_PUSH_ALLOW_PRIVATE === "1",
+    reflection: env.HERALD_REFLECTION !== "0",
+    healthWatchIntervalMs: 5000,
+    metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
   };
 }

@@ -2,7 +2,7 @@
  * The authorization matrix: for every RPC, which credentials may call it. One table, read by
  * the auth interceptor; docs/auth.md mirrors it. An RPC missing here is refused (fail closed).
  */
-import type { DescMethod } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { Principal } from "../domain/principal.ts";
 
 export type Grant =
@@ -22,6 +22,12 @@ const reader: Grant[] = [{ kind: "apiKey", scope: "read" }, { kind: "cliToken" }
 const device: Grant[] = [{ kind: "device" }];
 
 export const matrix: Record<string, readonly Grant[]> = {
+  // The gRPC protocol's own services, open like GET /readyz (the schema is public in proto/).
+  "grpc.health.v1.Health/Check": publicCall,
+  "grpc.health.v1.Health/Watch": publicCall,
+  "grpc.health.v1.Health/List": publicCall,
+  "grpc.reflection.v1.ServerReflection/ServerReflectionInfo": publicCall,
+  "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": publicCall,
   "herald.v1.NotifyService/Notify": writer,
   "herald.v1.NotifyService/GetNotification": reader,
   "herald.v1.NotifyService/ListNotifications": reader,
@@ -67,6 +73,11 @@ export const matrix: Record<string, readonly Grant[]> = {
 
 export function rpcName(method: DescMethod): string {
   return `${method.parent.typeName}/${method.name}`;
+}
+
+/** gRPC's own health and reflection services (not Herald's API: not rate limited, logged at debug). */
+export function isProtocolService(service: DescService): boolean {
+  return service.typeName.startsWith("grpc.");
 }
 
 export function isPublic(grants: readonly Grant[]): boolean {

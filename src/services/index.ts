@@ -21,6 +21,17 @@ import { createInboxService } from "./inbox-service.ts";
 import { createNotifyService } from "./notify-service.ts";
 import { createProjectService } from "./project-service.ts";
 
+/** The services Herald serves, for gRPC health and reflection. */
+export const heraldServices = [
+  NotifyService,
+  AccountService,
+  AuthService,
+  ProjectService,
+  ApiKeyService,
+  DeviceService,
+  InboxService,
+] as const;
+
 export interface ServiceDeps {
   config: Config;
   repos: Repositories;

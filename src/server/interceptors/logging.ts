@@ -8,7 +8,7 @@ import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { FastifyBaseLogger } from "fastify";
 import { heraldError, publicError } from "../../errors.ts";
 import { principalKey } from "../../services/context.ts";
-import { rpcName } from "../authz.ts";
+import { isProtocolService, rpcName } from "../authz.ts";
 import { requestIdKey, restExchangeKey } from "../context.ts";
 
 function protocolOf(contentType: string | null, rest: boolean): string {
@@ -20,6 +20,8 @@ function protocolOf(contentType: string | null, rest: boolean): string {
 
 export function createLoggingInterceptor(log: FastifyBaseLogger): Interceptor {
   return (next) => async (req) => {
+    // A load balancer's health checks would drown the log: they go to debug.
+    const level = isProtocolService(req.service) ? "debug" : "info";
     const started = performance.now();
     const requestId = req.contextValues.get(requestIdKey);
     const fields = () => ({
@@ -35,12 +37,12 @@ export function createLoggingInterceptor(log: FastifyBaseLogger): Interceptor {
     try {
       const res = await next(req);
       res.header.set("request-id", requestId);
-      log.info({ ...fields(), code: "ok" }, "rpc");
+      log[level]({ ...fields(), code: "ok" }, "rpc");
       return res;
     } catch (err) {
       if (err instanceof ConnectError && publicError(err).code !== "internal") {
         err.metadata.set("request-id", requestId);
-        log.info({ ...fields(), code: publicError(err).code }, "rpc");
+        log[level]({ ...fields(), code: publicError(err).code }, "rpc");
         throw err;
       }
       log.error({ ...fields(), code: "internal", err }, "rpc failed");

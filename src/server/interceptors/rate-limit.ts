@@ -7,11 +7,14 @@ import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { TokenBucketLimiter } from "../../domain/token-bucket.ts";
 import { heraldError } from "../../errors.ts";
 import { clientAddressKey, principalKey } from "../../services/context.ts";
+import { isProtocolService } from "../authz.ts";
 
 export function createRateLimitInterceptor(limiter: TokenBucketLimiter): Interceptor {
   const window = Math.ceil(limiter.burst / limiter.perSecond);
   const policy = `"credential";q=${limiter.burst};w=${window}`;
   return (next) => async (req) => {
+    // The gRPC protocol's health and reflection are as free as GET /readyz.
+    if (isProtocolService(req.service)) return next(req);
     // Authenticated calls spend their credential's tokens; public ones (sign-up, login steps)
     // their client address's.
     const principal = req.contextValues.get(principalKey);

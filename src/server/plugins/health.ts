@@ -1,23 +1,18 @@
 /**
  * For load balancers and orchestrators, unauthenticated and cheap: `GET /healthz` (the process
- * is up and serving) and `GET /readyz` (it should get traffic: the database answers, its
- * migrations are applied, and it is not draining for a shutdown).
+ * is up and serving) and `GET /readyz` (it should get traffic: see Readiness). gRPC clients ask
+ * the same through grpc.health.v1 (server/grpc/health.ts).
  */
 import type { FastifyInstance } from "fastify";
+import type { Readiness } from "../readiness.ts";
 
-export function registerHealth(
-  app: FastifyInstance,
-  databaseProblem: () => Promise<string | undefined>,
-): void {
-  let draining = false;
-  app.addHook("preClose", async () => {
-    draining = true;
-  });
+export function registerHealth(app: FastifyInstance, readiness: Readiness): void {
+  app.addHook("preClose", async () => readiness.drain());
   app.get("/healthz", async (_req, reply) =>
     reply.header("cache-control", "no-store").send({ status: "ok" }),
   );
   app.get("/readyz", async (_req, reply) => {
-    const problem = draining ? "draining for a shutdown" : await databaseProblem();
+    const problem = await readiness.problem();
     reply.header("cache-control", "no-store");
     return problem
       ? reply.code(503).send({ status: "not_ready", reason: problem })
