@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { findChromium } from "./test/helpers/chromium.ts";
+import { findPythonClientTools, pythonClientPackages } from "./test/helpers/python.ts";
 
 // The console's tests drive a real Chromium. CI installs one and insists (HERALD_REQUIRE_BROWSER);
 // elsewhere, without one, they are left out with one line saying how to get them.
@@ -13,6 +14,18 @@ if (!chromium) {
   );
 }
 
+// The generated Python client's test needs Debian's protoc, gRPC plugin and Python gRPC; CI
+// installs them and insists (HERALD_REQUIRE_PYTHON_CLIENT).
+const pythonClient = findPythonClientTools() !== undefined;
+if (!pythonClient) {
+  if (process.env.HERALD_REQUIRE_PYTHON_CLIENT === "1") {
+    throw new Error(
+      `HERALD_REQUIRE_PYTHON_CLIENT=1 but the tools are missing: ${pythonClientPackages}`,
+    );
+  }
+  process.stderr.write(`Python client test left out: ${pythonClientPackages}\n`);
+}
+
 export default defineConfig({
   test: {
     projects: [
@@ -23,7 +36,11 @@ export default defineConfig({
       {
         test: {
           name: "api",
-          include: ["test/api/**/*.test.ts", ...(chromium ? ["test/browser/**/*.test.ts"] : [])],
+          include: [
+            "test/api/**/*.test.ts",
+            ...(chromium ? ["test/browser/**/*.test.ts"] : []),
+            ...(pythonClient ? ["test/clients/**/*.test.ts"] : []),
+          ],
           globalSetup: ["test/helpers/global-setup.ts"],
           // Each file gets its own database cloned from a migrated template, so files run in
           // parallel.

@@ -18,6 +18,7 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { openApiDocument } from "../rest/openapi.ts";
 import { registerRestRoutes } from "../rest/shim.ts";
 
 export interface ConnectOptions {
@@ -76,5 +77,17 @@ export async function registerConnect(app: FastifyInstance, opts: ConnectOptions
     rest.removeAllContentTypeParsers();
     rest.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
     registerRestRoutes(rest, router.handlers, { contextValues: opts.contextValues });
+  });
+
+  // The REST routes' OpenAPI description, from the same annotations, built once on first ask.
+  let openApi: string | undefined;
+  app.get("/v1/openapi.json", async (_req, reply) => {
+    openApi ??= JSON.stringify(
+      openApiDocument([...new Set(router.handlers.map((h) => h.service))], "v1"),
+    );
+    return reply
+      .type("application/json")
+      .header("cache-control", "public, max-age=300")
+      .send(openApi);
   });
 }

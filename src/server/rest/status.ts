@@ -32,6 +32,11 @@ const table: Record<string, Success> = {
   },
 };
 
+/** The status a first, successful REST call of `rpc` answers with. */
+export function successStatus(rpc: string): number {
+  return table[rpc]?.status ?? 200;
+}
+
 /** The status and `Location` of a REST answer to a successful call of `rpc`. */
 export function restSuccess(
   rpc: string,
