@@ -19,6 +19,7 @@ import { LoginLimiter } from "./domain/login-limiter.ts";
 import { domainRules } from "./domain/notify-rules.ts";
 import type { PushTokenKeyRing } from "./domain/push-token-crypto.ts";
 import { TokenBucketLimiter } from "./domain/token-bucket.ts";
+import { Metrics } from "./observability/metrics.ts";
 import { requestIdKey } from "./server/context.ts";
 import { registerHealthService } from "./server/grpc/health.ts";
 import { registerReflection } from "./server/grpc/reflection.ts";
@@ -34,6 +35,7 @@ import { registerErrorDocs } from "./server/plugins/error-docs.ts";
 import { registerErrorHandling } from "./server/plugins/errors.ts";
 import { registerHealth } from "./server/plugins/health.ts";
 import { registerLifecycle } from "./server/plugins/lifecycle.ts";
+import { registerMetrics } from "./server/plugins/metrics.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
 import { Readiness } from "./server/readiness.ts";
 import { clientAddressKey, sessionChangeKey } from "./services/context.ts";
@@ -54,9 +56,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, deps.logger));
   const shutdown = new AbortController();
   const repos = createRepositories(orm, { ...config, tokenKeys, log: app.log });
-  const readiness = new Readiness(() => repos.health.problem());
   const queue = createDeliveryQueue(orm, config.deliveryLeaseSeconds);
   const hub = new StreamHub(orm.config.get("clientUrl") as string, queue, app.log);
+  const readiness = new Readiness(() => repos.health.problem());
+  const metrics = new Metrics({
+    queue: () => queue.stats(),
+    pool: () => queue.poolStats(),
+    streams: () => hub.streamCount,
+  });
   const worker = config.workerEnabled
     ? new DeliveryWorker({
         queue,
@@ -67,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         maxInFlight: config.deliveryConcurrency,
         // Under the lease, so that a send still outstanding here is never claimed by another.
         sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),
+        onOutcome: (platform, outcome) => metrics.deliveries.inc({ platform, outcome }),
       })
     : undefined;
   for (const s of senders)
@@ -99,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     interceptors: [
       restCaptureInterceptor,
-      createLoggingInterceptor(app.log),
+      createLoggingInterceptor(app.log, metrics),
       createSessionCookieInterceptor(config.publicUrl),
       createAuthInterceptor(repos.credentials, config.publicUrl),
       createRateLimitInterceptor(
@@ -117,6 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   registerConsole(app);
   registerHealth(app, readiness);
+  registerMetrics(app, metrics, { host: config.host, port: config.metricsPort });
   registerErrorDocs(app);
   registerLifecycle(app, {
     hub,

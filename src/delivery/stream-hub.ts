@@ -95,6 +95,13 @@ export class StreamHub {
    * reconnect, to another process or to this one restarted) instead of holding the shutdown
    * for its whole grace period.
    */
+  /** Live streams connected to this process. */
+  get streamCount(): number {
+    let n = 0;
+    for (const set of this.#subscribers.values()) n += set.size;
+    return n;
+  }
+
   get ending(): AbortSignal {
     return this.#ending.signal;
   }

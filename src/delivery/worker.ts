@@ -36,6 +36,8 @@ export interface WorkerOptions {
    * lease, so that no other worker claims a delivery whose send is still outstanding here).
    */
   sendTimeoutMs?: number;
+  /** Told each send's outcome (sent, retry, failed, expired), for metrics. */
+  onOutcome?: (platform: string, outcome: "sent" | "retry" | "failed" | "expired") => void;
 }
 
 export class DeliveryWorker {
@@ -57,7 +59,14 @@ export class DeliveryWorker {
   #writing: Promise<void> | undefined;
 
   constructor(opts: WorkerOptions) {
-    this.#o = { idleMs: 250, batch: 500, maxInFlight: 2000, sendTimeoutMs: 10_000, ...opts };
+    this.#o = {
+      idleMs: 250,
+      batch: 500,
+      maxInFlight: 2000,
+      sendTimeoutMs: 10_000,
+      onOutcome: () => {},
+      ...opts,
+    };
   }
 
   start(): void {
@@ -160,6 +169,7 @@ export class DeliveryWorker {
    * thousand sends finishing together cost a few statements instead of a thousand.
    */
   #settle(delivery: DueDelivery, outcome: Outcome): Promise<void> {
+    this.#o.onOutcome(delivery.platform, outcome.state === "pending" ? "retry" : outcome.state);
     return new Promise((resolve, reject) => {
       this.#outcomes.push({ delivery, outcome, resolve, reject });
       this.#writing ??= this.#writeOutcomes();

@@ -8,6 +8,7 @@ import { expireStreamDeliveries } from "./expire-streams.ts";
 import { fanOut } from "./fan-out.ts";
 import { markStreamed } from "./mark-streamed.ts";
 import { type DeliveryKey, type Outcome, settle } from "./settle.ts";
+import { queueStats } from "./stats.ts";
 import { pendingStream, streamBacklog } from "./stream-backlog.ts";
 
 export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
@@ -21,6 +22,12 @@ export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
       streamBacklog(db(), deviceId, opts),
     pendingStream: (deviceId: string, minAgeMs: number) => pendingStream(db(), deviceId, minAgeMs),
     markStreamed: (deviceId: string, ids: readonly string[]) => markStreamed(db(), deviceId, ids),
+    stats: () => queueStats(db()),
+    /** The pool's connections: in use, idle, and callers waiting for one. */
+    poolStats: async () => {
+      const pool = await db().getNativeClient();
+      return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+    },
   };
 }
 

@@ -7,8 +7,12 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { FastifyBaseLogger } from "fastify";
 import { heraldError, publicError } from "../../errors.ts";
+import type { Metrics } from "../../observability/metrics.ts";
 import { principalKey } from "../../services/context.ts";
 import { isProtocolService, rpcName } from "../authz.ts";
+
+const notifyRpc = "herald.v1.NotifyService/Notify";
+
 import { requestIdKey, restExchangeKey } from "../context.ts";
 
 function protocolOf(contentType: string | null, rest: boolean): string {
@@ -18,7 +22,7 @@ function protocolOf(contentType: string | null, rest: boolean): string {
   return "connect";
 }
 
-export function createLoggingInterceptor(log: FastifyBaseLogger): Interceptor {
+export function createLoggingInterceptor(log: FastifyBaseLogger, metrics: Metrics): Interceptor {
   return (next) => async (req) => {
     // A load balancer's health checks would drown the log: they go to debug.
     const level = isProtocolService(req.service) ? "debug" : "info";
@@ -34,18 +38,27 @@ export function createLoggingInterceptor(log: FastifyBaseLogger): Interceptor {
       credential_id: req.contextValues.get(principalKey)?.credentialId,
       ms: Math.round((performance.now() - started) * 10) / 10,
     });
+    const count = (code: string) => {
+      const f = fields();
+      metrics.rpcs.inc({ rpc: f.rpc, protocol: f.protocol, code });
+      if (f.rpc !== notifyRpc) return f;
+      metrics.publishes.inc({ protocol: f.protocol, code });
+      metrics.publishSeconds.observe({ protocol: f.protocol }, f.ms / 1000);
+      return f;
+    };
     try {
       const res = await next(req);
       res.header.set("request-id", requestId);
-      log[level]({ ...fields(), code: "ok" }, "rpc");
+      log[level]({ ...count("ok"), code: "ok" }, "rpc");
       return res;
     } catch (err) {
       if (err instanceof ConnectError && publicError(err).code !== "internal") {
         err.metadata.set("request-id", requestId);
-        log[level]({ ...fields(), code: publicError(err).code }, "rpc");
+        const code = publicError(err).code;
+        log[level]({ ...count(code), code }, "rpc");
         throw err;
       }
-      log.error({ ...fields(), code: "internal", err }, "rpc failed");
+      log.error({ ...count("internal"), code: "internal", err }, "rpc failed");
       throw heraldError("internal", "internal error", {
         metadata: { "request-id": requestId },
       });
