@@ -256,6 +256,12 @@ export class DeliveryWorker {
         return settle({ state: "failed", error: result.reason });
       case "permanent":
         return settle({ state: "failed", error: result.reason });
+      case "misconfigured":
+        this.#o.log.error(
+          { platform: d.platform, reason: result.reason, notification_id: d.notification_id },
+          "the push provider refused Herald's configuration: this send failed, the device is kept",
+        );
+        return settle({ state: "failed", error: result.reason });
       case "retry": {
         const next = new Date(Date.now() + backoffMs(d.attempts, result.retryAfterMs));
         if (next >= until) return giveUp(result.reason);

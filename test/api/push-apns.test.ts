@@ -132,6 +132,41 @@ describe("APNs", () => {
     expect(row).toMatchObject({ enabled: false, disabled_reason: `APNs ${status} ${reason}` });
   });
 
+  it("waits out a 429's Retry-After before trying again", async () => {
+    const p = await phone();
+    apns.script(p.pushToken, [{ status: 429, reason: "TooManyRequests", retryAfter: "2" }]);
+    const res = await notify(
+      server,
+      { title: "slow down" },
+      { authorization: `Bearer ${p.token}` },
+    );
+    const n = await settled(server, p.token, res.json.id, 15000);
+    expect(n.device_deliveries[0].attempts).toBe(2);
+    const times = apns.received.filter((r) => r.token === p.pushToken).map((r) => r.at);
+    expect(times).toHaveLength(2);
+    // The first backoff alone would be under a second; APNs asked for two.
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(2000);
+  });
+
+  it("reports DeviceTokenNotForTopic as our configuration (the bundle id), keeping the device", async () => {
+    const p = await phone();
+    apns.script(p.pushToken, [{ status: 400, reason: "DeviceTokenNotForTopic" }]);
+    const res = await notify(
+      server,
+      { title: "wrong app" },
+      { authorization: `Bearer ${p.token}` },
+    );
+    const n = await settled(server, p.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toBe(
+      "APNs 400 DeviceTokenNotForTopic: the token belongs to another app: check HERALD_APNS_BUNDLE_ID",
+    );
+    const [row] = await sql(server.databaseUrl, "select enabled from device where id = $1", [
+      p.deviceId,
+    ]);
+    expect(row).toMatchObject({ enabled: true });
+  });
+
   it("reports a provider-token error as configuration, keeping the device", async () => {
     const p = await phone();
     apns.script(p.pushToken, [{ status: 403, reason: "InvalidProviderToken" }]);

@@ -99,6 +99,27 @@ describe("FCM", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   });
 
+  it("reports SENDER_ID_MISMATCH as our configuration (the Firebase project), keeping the device", async () => {
+    const a = await android();
+    fcm.script(a.pushToken, [{ status: 403, fcmError: "SENDER_ID_MISMATCH" }]);
+    const res = await notify(
+      server,
+      { title: "other project" },
+      {
+        authorization: `Bearer ${a.token}`,
+      },
+    );
+    const n = await settled(server, a.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toMatch(
+      /mismatched-credential.*belongs to another Firebase project/,
+    );
+    const [row] = await sql(server.databaseUrl, "select enabled from device where id = $1", [
+      a.deviceId,
+    ]);
+    expect(row).toMatchObject({ enabled: true });
+  });
+
   it("reports THIRD_PARTY_AUTH_ERROR as configuration, keeping the device", async () => {
     const a = await android();
     fcm.script(a.pushToken, [{ status: 401, fcmError: "THIRD_PARTY_AUTH_ERROR" }]);

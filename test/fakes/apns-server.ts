@@ -13,6 +13,8 @@ export interface ReceivedApns {
   headers: Record<string, string | undefined>;
   payload: { aps: Record<string, unknown>; [k: string]: unknown };
   payloadBytes: number;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 export interface FakeApns {
@@ -93,6 +95,7 @@ export async function startFakeApns(): Promise<FakeApns> {
         },
         payload: JSON.parse(body.toString("utf8")),
         payloadBytes: body.length,
+        at: Date.now(),
       });
       const scripted = scripts.get(m[1])?.shift();
       if (!scripted) return answer(200);

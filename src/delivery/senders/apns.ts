@@ -4,10 +4,10 @@
  * notification id as `apns-collapse-id`, so a retried push replaces the first.
  */
 import { ApnsClient, ApnsError, Notification } from "apns2";
-import { Pool } from "undici";
+import { type Dispatcher, Pool } from "undici";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { apnsPriority } from "../../domain/priority.ts";
-import type { PushMessage, Sender, SendResult } from "./sender.ts";
+import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
 
 /** APNs refuses payloads over 4096 bytes. */
 export const apnsPayloadLimit = 4096;
@@ -24,7 +24,16 @@ export interface ApnsOptions {
   endpoint?: { origin: string; ca?: string };
 }
 
-const deadReasons = new Set(["Unregistered", "BadDeviceToken", "DeviceTokenNotForTopic"]);
+const deadReasons = new Set(["Unregistered", "BadDeviceToken"]);
+/** Reasons that say our key, team, or bundle id (the topic) is wrong, not the device's token. */
+const configReasons: Record<string, string> = {
+  DeviceTokenNotForTopic: "the token belongs to another app: check HERALD_APNS_BUNDLE_ID",
+  TopicDisallowed: "the key may not push to this topic: check HERALD_APNS_BUNDLE_ID",
+  BadTopic: "check HERALD_APNS_BUNDLE_ID",
+  MissingTopic: "check HERALD_APNS_BUNDLE_ID",
+  BadCertificateEnvironment: "check HERALD_APNS_ENV (sandbox or production)",
+  BadEnvironmentKeyInToken: "check HERALD_APNS_ENV (sandbox or production)",
+};
 const retryStatuses = new Set([429, 500, 503]);
 
 function build(msg: PushMessage, token: string, bundleId: string, preview: Preview): Notification {
@@ -45,6 +54,35 @@ function build(msg: PushMessage, token: string, bundleId: string, preview: Previ
   });
 }
 
+/**
+ * The pool apns2 sends through, keeping the `Retry-After` of refused pushes (apns2's error
+ * carries only the status and reason) until the sender asks for it, by token and collapse id.
+ */
+class RetryAfterPool extends Pool {
+  readonly #retryAfter = new Map<string, string>();
+
+  override request(...args: Parameters<Pool["request"]>): ReturnType<Pool["request"]> {
+    const [opts, callback] = args as unknown as [Dispatcher.RequestOptions, unknown];
+    if (callback !== undefined) return super.request(...args);
+    return (super.request(opts) as Promise<Dispatcher.ResponseData>).then((res) => {
+      const value = res.headers["retry-after"];
+      const collapseId = (opts.headers as Record<string, string> | undefined)?.["apns-collapse-id"];
+      if (res.statusCode !== 200 && typeof value === "string") {
+        this.#retryAfter.set(`${opts.path} ${collapseId}`, value);
+      }
+      return res;
+    }) as ReturnType<Pool["request"]>;
+  }
+
+  /** The Retry-After of the last refused push of this notification to this token, once. */
+  takeRetryAfter(token: string, collapseId: string): string | undefined {
+    const key = `/3/device/${encodeURIComponent(token)} ${collapseId}`;
+    const value = this.#retryAfter.get(key);
+    this.#retryAfter.delete(key);
+    return value;
+  }
+}
+
 export function createApnsSender(opts: ApnsOptions): Sender {
   const host = opts.sandbox ? "api.sandbox.push.apple.com" : "api.push.apple.com";
   const client = new ApnsClient({
@@ -59,7 +97,7 @@ export function createApnsSender(opts: ApnsOptions): Sender {
   // each (or fewer, if APNs' SETTINGS say so), so a fan-out is not sent 32 pushes at a time.
   // It also lets another origin be chosen (apns2 only takes a host, on port 443).
   const origin = opts.endpoint?.origin ?? `https://${host}:443`;
-  (client as unknown as { client: Pool }).client = new Pool(origin, {
+  const pool = new RetryAfterPool(origin, {
     allowH2: true,
     connections: 4,
     pipelining: 100,
@@ -70,6 +108,7 @@ export function createApnsSender(opts: ApnsOptions): Sender {
     keepAliveMaxTimeout: 60 * 60_000,
     ...(opts.endpoint?.ca ? { connect: { ca: opts.endpoint.ca } } : {}),
   });
+  (client as unknown as { client: Pool }).client = pool;
   return {
     platform: "ios",
     async send(msg, token): Promise<SendResult> {
@@ -86,10 +125,22 @@ export function createApnsSender(opts: ApnsOptions): Sender {
           return { kind: "retry", reason: `APNs: ${(err as Error).message}` };
         }
         const why = `APNs ${err.statusCode} ${err.reason}`;
+        const after = retryAfterMs(pool.takeRetryAfter(token, msg.notificationId));
         if (deadReasons.has(err.reason)) return { kind: "dead_token", reason: why };
-        if (retryStatuses.has(err.statusCode)) return { kind: "retry", reason: why };
+        if (retryStatuses.has(err.statusCode)) {
+          return {
+            kind: "retry",
+            reason: why,
+            ...(after !== undefined ? { retryAfterMs: after } : {}),
+          };
+        }
+        const config = configReasons[err.reason];
+        if (config) return { kind: "misconfigured", reason: `${why}: ${config}` };
         if (err.statusCode === 403) {
-          return { kind: "permanent", reason: `${why}: check the APNs key, key id and team id` };
+          return {
+            kind: "misconfigured",
+            reason: `${why}: check the APNs key, key id and team id`,
+          };
         }
         return { kind: "permanent", reason: why };
       }

@@ -29,7 +29,6 @@ export interface FcmOptions {
 
 const deadCodes = new Set([
   "messaging/registration-token-not-registered",
-  "messaging/mismatched-credential",
   "messaging/invalid-registration-token",
 ]);
 const retryCodes = new Set([
@@ -99,11 +98,18 @@ export function createFcmSender(opts: FcmOptions): Sender {
             ...(after !== undefined ? { retryAfterMs: after } : {}),
           };
         }
+        if (e.code === "messaging/mismatched-credential") {
+          // SENDER_ID_MISMATCH: the token was issued to another Firebase project than ours.
+          return {
+            kind: "misconfigured",
+            reason: `${why}: the token belongs to another Firebase project; check the FCM service account`,
+          };
+        }
         if (
           e.code === "messaging/third-party-auth-error" ||
           e.code.startsWith("app/invalid-credential")
         ) {
-          return { kind: "permanent", reason: `${why}: check the FCM service account` };
+          return { kind: "misconfigured", reason: `${why}: check the FCM service account` };
         }
         return { kind: "permanent", reason: why };
       }

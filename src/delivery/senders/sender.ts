@@ -34,8 +34,14 @@ export type SendResult =
   | { kind: "retry"; reason: string; retryAfterMs?: number }
   /** The token or subscription is gone: disable the device. */
   | { kind: "dead_token"; reason: string }
-  /** Will never succeed as is (bad request, or our configuration is wrong). */
-  | { kind: "permanent"; reason: string };
+  /** Will never succeed as is (the request is wrong for this device). */
+  | { kind: "permanent"; reason: string }
+  /**
+   * The server's own configuration is wrong (APNs key or bundle id, Firebase project or service
+   * account): fails this send, logged loudly, and keeps the device; one mistake would otherwise
+   * disable every device of the platform.
+   */
+  | { kind: "misconfigured"; reason: string };
 
 export interface Sender {
   readonly platform: "ios" | "android" | "web";
