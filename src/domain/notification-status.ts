@@ -1,16 +1,23 @@
 /**
  * A notification's status as the API reports it, from its stored status and its deliveries'
  * states: `queued` and `no_devices` are stored; otherwise `delivering` while any delivery is
- * pending, `delivered` when every device got it (sent, delivered or opened), `failed` or
- * `expired` when none did, and `partially_delivered` in between.
+ * pending. Once none is: `delivered` when every device has it in hand (fetched, acknowledged or
+ * opened), `sent` when every device's provider or stream accepted it but some device has not
+ * confirmed it yet, `failed` or `expired` when no device got it, and `partially_delivered` or
+ * `partially_sent` in between (some devices failed; the others confirmed, or merely accepted).
+ * `delivered` is never claimed on a provider's word alone (docs/delivery.md, "States").
  */
 export function rollupStatus(stored: string, counts: Record<string, number>): string {
   if (stored === "queued" || stored === "no_devices") return stored;
   const n = (s: string) => counts[s] ?? 0;
   if (n("pending") > 0) return "delivering";
-  const ok = n("sent") + n("delivered") + n("opened");
+  const confirmed = n("delivered") + n("opened");
+  const accepted = n("sent");
   const bad = n("failed") + n("expired");
-  if (bad === 0) return ok > 0 ? "delivered" : stored;
-  if (ok === 0) return n("failed") === 0 ? "expired" : "failed";
-  return "partially_delivered";
+  if (bad === 0) {
+    if (accepted > 0) return "sent";
+    return confirmed > 0 ? "delivered" : stored;
+  }
+  if (confirmed + accepted === 0) return n("failed") === 0 ? "expired" : "failed";
+  return accepted > 0 ? "partially_sent" : "partially_delivered";
 }

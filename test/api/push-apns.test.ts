@@ -60,7 +60,7 @@ describe("APNs", () => {
       { authorization: `Bearer ${p.token}` },
     );
     const n = await settled(server, p.token, res.json.id);
-    expect(n.status).toBe("delivered");
+    expect(n.status).toBe("sent");
     const push = apns.received.find((r) => r.token === p.pushToken);
     // apns2 omits the header for 10, which APNs reads as 10.
     expect(push?.headers["apns-priority"]).toBe(header);
@@ -87,7 +87,7 @@ describe("APNs", () => {
       { title: "😀".repeat(120), message: "漢".repeat(2048), metadata: { k: "é".repeat(1019) } },
       { authorization: `Bearer ${p.token}` },
     );
-    expect((await settled(server, p.token, res.json.id)).status).toBe("delivered");
+    expect((await settled(server, p.token, res.json.id)).status).toBe("sent");
     const push = apns.received.find((r) => r.token === p.pushToken);
     expect(push?.payloadBytes).toBeLessThanOrEqual(4096);
     expect(push?.payloadBytes).toBeGreaterThan(3900);
@@ -106,7 +106,7 @@ describe("APNs", () => {
       { authorization: `Bearer ${p.token}` },
     );
     const n = await settled(server, p.token, res.json.id, 15000);
-    expect(n.status).toBe("delivered");
+    expect(n.status).toBe("sent");
     expect(n.device_deliveries[0].attempts).toBe(3);
     const pushes = apns.received.filter((r) => r.token === p.pushToken);
     expect(new Set(pushes.map((x) => x.headers["apns-collapse-id"]))).toEqual(

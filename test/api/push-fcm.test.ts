@@ -45,7 +45,7 @@ describe("FCM", () => {
       { title: "Build failed", message: "main is red", priority, ttl_seconds: 300 },
       { authorization: `Bearer ${a.token}` },
     );
-    expect((await settled(server, a.token, res.json.id)).status).toBe("delivered");
+    expect((await settled(server, a.token, res.json.id)).status).toBe("sent");
     const got = fcm.received.find((r) => r.token === a.pushToken);
     expect(got?.message.android?.priority).toBe(expected);
     expect(got?.message.android?.collapse_key).toBe(res.json.id);
@@ -68,7 +68,7 @@ describe("FCM", () => {
       { title: "😀".repeat(120), message: "漢".repeat(2048) },
       { authorization: `Bearer ${a.token}` },
     );
-    expect((await settled(server, a.token, res.json.id)).status).toBe("delivered");
+    expect((await settled(server, a.token, res.json.id)).status).toBe("sent");
     const got = fcm.received.find((r) => r.token === a.pushToken);
     expect(got?.bytes).toBeLessThanOrEqual(4096);
     expect(got?.message.data?.truncated).toBe("true");
@@ -93,7 +93,7 @@ describe("FCM", () => {
     const started = Date.now();
     const res = await notify(server, { title: "later" }, { authorization: `Bearer ${a.token}` });
     const n = await settled(server, a.token, res.json.id, 15000);
-    expect(n.status).toBe("delivered");
+    expect(n.status).toBe("sent");
     expect(n.device_deliveries[0].attempts).toBe(2);
     // Retry-After: 1 was honoured.
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);

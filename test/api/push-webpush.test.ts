@@ -49,7 +49,7 @@ describe("Web Push", () => {
       { authorization: `Bearer ${acct.token}` },
     );
     const n = await settled(server, acct.token, res.json.id);
-    expect(n.status).toBe("delivered");
+    expect(n.status).toBe("sent");
     expect(n.device_deliveries[0]).toMatchObject({ platform: "web", state: "sent", attempts: 1 });
     const got = fake.received.filter((r) => r.subscription === sub.id);
     expect(got).toHaveLength(1);
@@ -114,7 +114,7 @@ describe("Web Push", () => {
       { authorization: `Bearer ${acct.token}` },
     );
     const n = await settled(server, acct.token, res.json.id);
-    expect(n.status).toBe("delivered");
+    expect(n.status).toBe("sent");
     expect(n.device_deliveries[0]).toMatchObject({ state: "sent", attempts: 2 });
     const got = fake.received.filter((r) => r.subscription === sub.id);
     expect(got).toHaveLength(2);
@@ -234,7 +234,7 @@ describe("Web Push", () => {
         await new Promise((r) => setTimeout(r, 20));
       fake.hold(0);
       const n = await settled(short, acct.token, res.json.id);
-      expect(n.status).toBe("delivered");
+      expect(n.status).toBe("sent");
       expect(n.device_deliveries[0]?.attempts).toBeGreaterThanOrEqual(2);
       const got = fake.received.filter((r) => r.subscription === sub.id);
       expect(got.length).toBeGreaterThanOrEqual(2);

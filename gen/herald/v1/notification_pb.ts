@@ -92,7 +92,10 @@ export type Notification = Message<"herald.v1.Notification"> & {
 
   /**
    * Delivery status of the notification as a whole: `queued` (accepted, not yet fanned out),
-   * `delivering`, `delivered`, `partially_delivered`, `failed`, `expired` or `no_devices`.
+   * `delivering` (some delivery pending), `sent` (every device's provider or stream accepted it,
+   * not every device confirmed it yet), `delivered` (every device fetched, acknowledged or opened
+   * it), `partially_sent` / `partially_delivered` (some devices failed, the others accepted /
+   * confirmed it), `failed`, `expired` or `no_devices`.
    *
    * @generated from field: string status = 10;
    */

@@ -36,7 +36,11 @@ describe("rollupStatus", () => {
     expect(rollupStatus("queued", {})).toBe("queued");
     expect(rollupStatus("no_devices", {})).toBe("no_devices");
     expect(rollupStatus("delivering", { pending: 1, sent: 1 })).toBe("delivering");
-    expect(rollupStatus("delivering", { sent: 1, opened: 1 })).toBe("delivered");
+    // `delivered` only once every device confirmed it; a provider's acceptance is `sent`.
+    expect(rollupStatus("delivering", { delivered: 1, opened: 1 })).toBe("delivered");
+    expect(rollupStatus("delivering", { sent: 1, opened: 1 })).toBe("sent");
+    expect(rollupStatus("delivering", { sent: 2 })).toBe("sent");
+    expect(rollupStatus("delivering", { sent: 1, failed: 1 })).toBe("partially_sent");
     expect(rollupStatus("delivering", { failed: 1, expired: 1 })).toBe("failed");
     expect(rollupStatus("delivering", { expired: 2 })).toBe("expired");
     expect(rollupStatus("delivering", { delivered: 1, failed: 1 })).toBe("partially_delivered");
