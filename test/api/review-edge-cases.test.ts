@@ -17,6 +17,46 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
+describe("metadata is returned as sent", () => {
+  const publish = (body: string) =>
+    fetch(`${server.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.apiKey}` },
+      body,
+    });
+
+  it("refuses a number a double cannot hold exactly, naming where it is", async () => {
+    const res = await publish(
+      '{"title":"t","metadata":{"build":{"ids":[1, 12345678901234567890]},"pi":3.14159265358979323846}}',
+    );
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { errors: { field: string; message: string }[] };
+    expect(body.errors.map((e) => e.field).sort()).toEqual([
+      "metadata.build.ids[1]",
+      "metadata.pi",
+    ]);
+    expect(body.errors[0]?.message).toMatch(/cannot be kept exactly.*send it as a string/);
+  });
+
+  it("keeps values, nesting and the documented key order, over REST and gRPC alike", async () => {
+    const sent =
+      '{"title":"t","metadata":{"b":1.0,"a":{"z":[1e3,0.1,"x",null,true]},"10":"ten","2":"two","big":"12345678901234567890"}}';
+    const res = await publish(sent);
+    expect(res.status).toBe(202);
+    const text = await res.text();
+    // The rule (docs/api.md): values unchanged, `1.0` and `1e3` written as 1 and 1000;
+    // integer-like keys first in ascending order, then the others in the order sent.
+    const expected =
+      '{"2":"two","10":"ten","b":1,"a":{"z":[1000,0.1,"x",null,true]},"big":"12345678901234567890"}';
+    expect(text).toContain(`"metadata":${expected}`);
+    const id = (JSON.parse(text) as { id: string }).id;
+    const read = await fetch(`${server.url}/v1/notifications/${id}`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    expect(await read.text()).toContain(`"metadata":${expected}`);
+  });
+});
+
 describe("a publish body", () => {
   it("with a top-level __proto__ member is refused like any unknown field", async () => {
     const res = await fetch(`${server.url}/v1/notify`, {

@@ -10,6 +10,7 @@ import {
   type JsonValue,
   ScalarType,
 } from "@bufbuild/protobuf";
+import { keepsValue } from "../../domain/json-number.ts";
 import type { FieldViolation } from "../../errors.ts";
 
 /** The field name used for problems with the request body as a whole. */
@@ -91,14 +92,57 @@ export function decodeLeniently(
   return accepted;
 }
 
-/** The body as JSON, or undefined (empty, or not JSON: then a violation says so). */
-export function parseBody(raw: unknown, violations: FieldViolation[]): unknown {
+/** A number whose JSON text a double cannot hold exactly, until the walk below replaces it. */
+class InexactNumber {
+  readonly value: number;
+  readonly source: string;
+  constructor(value: number, source: string) {
+    this.value = value;
+    this.source = source;
+  }
+}
+
+/**
+ * The body as JSON, or undefined (empty, or not JSON: then a violation says so), and the paths
+ * (`metadata.ids[2]`) of the numbers a double cannot hold exactly: Herald refuses those where it
+ * would store them as they are (metadata) instead of changing them silently.
+ */
+export function parseBody(
+  raw: unknown,
+  violations: FieldViolation[],
+): { body: unknown; inexact: { path: string; source: string }[] } {
   const text = typeof raw === "string" ? raw : "";
-  if (text.trim() === "") return undefined;
+  const inexact: { path: string; source: string }[] = [];
+  if (text.trim() === "") return { body: undefined, inexact };
   try {
-    return JSON.parse(text);
+    const parsed = JSON.parse(text, (_key, value, context?: { source?: string }) =>
+      typeof value === "number" && context?.source && !keepsValue(context.source, value)
+        ? new InexactNumber(value, context.source)
+        : value,
+    );
+    return { body: settleNumbers(parsed, "", inexact), inexact };
   } catch (e) {
     violations.push({ field: bodyField, message: `is not valid JSON: ${(e as Error).message}` });
-    return undefined;
+    return { body: undefined, inexact };
   }
+}
+
+/** Puts plain numbers back in place of InexactNumbers, listing where they were. */
+function settleNumbers(
+  value: unknown,
+  path: string,
+  inexact: { path: string; source: string }[],
+): unknown {
+  if (value instanceof InexactNumber) {
+    inexact.push({ path, source: value.source });
+    return value.value;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++)
+      value[i] = settleNumbers(value[i], `${path}[${i}]`, inexact);
+  } else if (value !== null && typeof value === "object") {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = settleNumbers(o[k], path ? `${path}.${k}` : k, inexact);
+  }
+  return value;
 }

@@ -82,7 +82,18 @@ function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) 
   // unknown) instead of silently setting the object's prototype.
   const json: Record<string, unknown> = Object.create(null);
   if (binding.body !== "") {
-    const body = parseBody(req.body, violations);
+    const { body, inexact } = parseBody(req.body, violations);
+    // A Struct (metadata) is returned as sent: a number it would change is refused, not changed.
+    for (const n of inexact) {
+      const top = n.path.split(/[.[]/)[0];
+      const field = input.fields.find((f) => f.name === top || f.jsonName === top);
+      if (field?.fieldKind === "message" && field.message.typeName === "google.protobuf.Struct") {
+        violations.push({
+          field: n.path,
+          message: `the number ${n.source} cannot be kept exactly (JSON numbers are IEEE 754 doubles here); send it as a string`,
+        });
+      }
+    }
     if (binding.body === "*") {
       if (body !== null && typeof body === "object" && !Array.isArray(body)) {
         Object.assign(json, body);
