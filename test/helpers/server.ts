@@ -68,11 +68,13 @@ export interface TestServer {
 export async function startServer(
   overrides: Partial<Config> = {},
   senders: Sender[] = defaultTestSenders(),
+  /** Rewrites the URL the server connects with (e.g. through a proxy); tests keep the real one. */
+  connectVia: (databaseUrl: string) => string = (url) => url,
 ): Promise<TestServer> {
   const databaseUrl = await freshDatabase();
-  const config = testConfig(overrides, databaseUrl);
+  const config = testConfig(overrides, connectVia(databaseUrl));
   const orm = await openDatabase({
-    url: databaseUrl,
+    url: connectVia(databaseUrl),
     poolSize: config.dbPoolSize,
   });
   const boot = await bootstrapIfEmpty(orm, { email: "owner@example.com", password: ownerPassword });

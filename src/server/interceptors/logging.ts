@@ -7,6 +7,7 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { FastifyBaseLogger } from "fastify";
 import { heraldError, publicError } from "../../errors.ts";
+import { isDatabaseUnavailable } from "../../db/errors.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import { principalKey } from "../../services/context.ts";
 import { isProtocolService, rpcName } from "../authz.ts";
@@ -57,6 +58,15 @@ export function createLoggingInterceptor(log: FastifyBaseLogger, metrics: Metric
         const code = publicError(err).code;
         log[level]({ ...count(code), code }, "rpc");
         throw err;
+      }
+      // A database that is down (restarting, failing over) is no bug in the request: the call
+      // is answered `unavailable` with a Retry-After, which clients retry.
+      if (isDatabaseUnavailable(err) || isDatabaseUnavailable((err as Error)?.cause)) {
+        log.warn({ ...count("unavailable"), code: "unavailable", err }, "database unavailable");
+        throw heraldError("unavailable", "the database is unavailable; retry shortly", {
+          retryAfterSeconds: 1,
+          metadata: { "request-id": requestId, "retry-after": "1" },
+        });
       }
       log.error({ ...count("internal"), code: "internal", err }, "rpc failed");
       throw heraldError("internal", "internal error", {

@@ -1,0 +1,40 @@
+/**
+ * Whether an error means the database cannot be reached right now (restarting, failing over,
+ * out of connections), as opposed to a bug in a statement. Callers answer those with
+ * `unavailable` and a Retry-After, which clients retry, instead of `internal`.
+ */
+
+/** Socket errors of a connection refused, cut, or never made. */
+const socketCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+]);
+
+/**
+ * SQLSTATEs of a server going away or not taking connections: class 08 (connection
+ * exception), 57P01-57P03 (admin or crash shutdown, cannot connect now) and 53300 (too many
+ * connections).
+ */
+function unavailableState(code: string): boolean {
+  return code.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(code);
+}
+
+/** What node-postgres says when a connection ends under it, or cannot be had in time. */
+const messages =
+  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/i;
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === "string" && (socketCodes.has(code) || unavailableState(code))) return true;
+    if (typeof message === "string" && messages.test(message)) return true;
+    e = cause;
+  }
+  return false;
+}

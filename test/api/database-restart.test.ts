@@ -1,0 +1,65 @@
+/**
+ * While PostgreSQL restarts, calls that need it are answered `unavailable` (503 with
+ * Retry-After; gRPC UNAVAILABLE), which clients retry, never `internal`; nothing is lost, and
+ * the server serves again as soon as the database is back.
+ */
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { sql } from "../helpers/db.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+
+let proxy: TcpProxy;
+let server: TestServer;
+beforeAll(async () => {
+  const pg = new URL(inject("pgServerUrl"));
+  proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+  server = await startServer({ credentialCacheMs: 0 }, undefined, (url) => {
+    const u = new URL(url);
+    u.host = `127.0.0.1:${proxy.port}`;
+    return u.toString();
+  });
+});
+afterAll(async () => {
+  await proxy.up().catch(() => {});
+  await server.close();
+  await proxy.close();
+});
+
+describe("a database restart", () => {
+  it("answers 503 unavailable with Retry-After over REST and UNAVAILABLE over gRPC, then recovers", async () => {
+    expect(
+      (await notify(server, { title: "before" }, { "idempotency-key": "k-before" })).status,
+    ).toBe(202);
+    await proxy.down();
+
+    const rest = await notify(server, { title: "during" }, { "idempotency-key": "k-during" });
+    expect(rest.status).toBe(503);
+    expect(rest.headers.get("retry-after")).toBe("1");
+    expect(rest.json).toMatchObject({ code: "unavailable", status: 503 });
+    expect(rest.json.detail).toMatch(/database is unavailable/);
+
+    const grpc = createClient(NotifyService, createGrpcTransport({ baseUrl: server.url }));
+    const err = await grpc
+      .notify({ title: "during" }, { headers: { authorization: `Bearer ${server.apiKey}` } })
+      .catch((e: unknown) => ConnectError.from(e));
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.Unavailable);
+
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(503);
+
+    await proxy.up();
+    // The retry with the same key lands once, as a client's retry would.
+    let again = await notify(server, { title: "during" }, { "idempotency-key": "k-during" });
+    for (let i = 0; i < 50 && again.status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      again = await notify(server, { title: "during" }, { "idempotency-key": "k-during" });
+    }
+    expect(again.status).toBe(202);
+    const rows = await sql(server.databaseUrl, "select title from notification order by id");
+    expect(rows.map((r) => r.title)).toEqual(["before", "during"]);
+  });
+});
