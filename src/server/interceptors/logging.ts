@@ -6,8 +6,8 @@
  */
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { FastifyBaseLogger } from "fastify";
-import { heraldError, publicError } from "../../errors.ts";
 import { isDatabaseUnavailable } from "../../db/errors.ts";
+import { heraldError, publicError } from "../../errors.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import { principalKey } from "../../services/context.ts";
 import { isProtocolService, rpcName } from "../authz.ts";
