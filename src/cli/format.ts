@@ -1,7 +1,7 @@
 /** How the CLI shows things and reads its positionals: timestamps, aligned tables, usage errors. */
 
 import { type DescMessage, type JsonObject, type MessageShape, toJson } from "@bufbuild/protobuf";
-import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { CliError, type Context, exit } from "./context.ts";
 
 /** A timestamp to the second, in UTC, or an em dash when there is none. */
@@ -81,4 +81,27 @@ export async function confirm(ctx: Context, question: string, yes: boolean): Pro
   }
   const answer = (await ctx.io.prompt(`${question}? [y/N] `, false)).trim().toLowerCase();
   if (answer !== "y" && answer !== "yes") throw new CliError("nothing done", exit.canceled);
+}
+
+/**
+ * `--expires`: a duration from now (`90d`, `12h`, `30m`, `2w`) or a date or instant
+ * (`2027-01-31`, RFC 3339), as a timestamp; a usage error otherwise.
+ */
+export function expiryOf(value: unknown, now = Date.now()): Timestamp | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value).trim();
+  const units: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
+  const duration = /^(\d+)([mhdw])$/.exec(text);
+  const at = duration
+    ? now + Number(duration[1]) * (units[duration[2] as string] as number) * 1000
+    : /^\d{4}-\d{2}-\d{2}/.test(text)
+      ? Date.parse(text)
+      : Number.NaN;
+  if (!Number.isFinite(at) || at <= now) {
+    throw new CliError(
+      `--expires ${JSON.stringify(text)}: give a duration (90d, 12h, 2w) or a future date (2027-01-31)`,
+      exit.usage,
+    );
+  }
+  return timestampFromDate(new Date(at));
 }

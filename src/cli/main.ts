@@ -8,6 +8,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Command } from "./command.ts";
+import { accountDelete, tokensList } from "./commands/account.ts";
 import { login, logout, whoami } from "./commands/auth.ts";
 import { devices } from "./commands/devices.ts";
 import { history } from "./commands/history.ts";
@@ -29,6 +30,8 @@ const commands: Command[] = [
   ...keys,
   ...devices,
   ...history,
+  tokensList,
+  accountDelete,
 ];
 
 const globalOptions = {

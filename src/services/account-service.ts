@@ -5,20 +5,23 @@ import type { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository } from "../db/repositories/accounts.ts";
 import type { CliTokenRepository } from "../db/repositories/cli-tokens.ts";
+import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { SetupLinkRepository } from "../db/repositories/setup-links.ts";
 import type { UsageRepository } from "../db/repositories/usage.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { monthOf } from "../domain/month.ts";
 import { hashPassword } from "../domain/passwords.ts";
-import { heraldError, publicError } from "../errors.ts";
+import { heraldError } from "../errors.ts";
+import { deleteAccount } from "./account-deletion.ts";
 import { accountToProto } from "./mappers.ts";
-import { authenticatePassword } from "./password-auth.ts";
+import { confirmPassword } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
 import { consoleName, startSession } from "./session.ts";
 
 export interface AccountDeps {
   accounts: AccountRepository;
+  credentials: CredentialVerifier;
   cliTokens: CliTokenRepository;
   setupLinks: SetupLinkRepository;
   limiter: LoginLimiter;
@@ -64,7 +67,9 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
         );
       }
       await accounts.setPasswordHash(accountId, await hashPassword(req.password));
-      const { secret } = await cliTokens.mint(accountId, consoleName(ctx), "session");
+      const { secret, token } = await cliTokens.mint(accountId, consoleName(ctx), "session");
+      // A password reset (the operator printed a new link): the other sessions end with it.
+      await cliTokens.revokeSessions(accountId, token.id);
       startSession(ctx, secret);
       const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
@@ -75,18 +80,12 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       const { accountId, credentialId } = principalOf(ctx);
       const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
-      await authenticatePassword(deps, ctx, account.email, req.currentPassword).catch(
-        (err: unknown) => {
-          // A wrong password, said of its field; a login throttle or a failure stays what it is.
-          if (publicError(err).code !== "unauthenticated") throw err;
-          throw heraldError("permission_denied", "the current password is wrong", {
-            violations: [{ field: "current_password", message: "is not the account's password" }],
-          });
-        },
-      );
+      await confirmPassword(deps, ctx, account.email, req.currentPassword, "current_password");
       await accounts.setPasswordHash(accountId, await hashPassword(req.newPassword));
       return { sessionsEnded: await cliTokens.revokeSessions(accountId, credentialId) };
     },
+
+    deleteAccount: (req, ctx) => deleteAccount(deps, req, ctx),
 
     async getUsage(_req, ctx) {
       const { accountId } = principalOf(ctx);

@@ -1,4 +1,5 @@
 /** ApiKeyService: the owner creates, lists and revokes a project's keys. */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
 import type { ApiKeyRepository } from "../db/repositories/api-keys.ts";
@@ -25,7 +26,8 @@ export function createApiKeyService(deps: ApiKeyDeps): ServiceImpl<typeof ApiKey
     async createApiKey(req, ctx) {
       const project = await ownProject(principalOf(ctx).accountId, req.projectId);
       const scopes = req.scopes.length > 0 ? req.scopes : ["write"];
-      const { secret, key } = await apiKeys.create(project.id, req.name, scopes);
+      const expiresAt = req.expiresAt ? timestampDate(req.expiresAt) : null;
+      const { secret, key } = await apiKeys.create(project.id, req.name, scopes, expiresAt);
       return { secret, apiKey: apiKeyToProto(key) };
     },
 

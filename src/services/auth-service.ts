@@ -1,6 +1,7 @@
 /**
  * AuthService: password login, the RFC 8628 device flow, logout and the account's CLI tokens.
  */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
 import type { Config } from "../config.ts";
@@ -40,7 +41,12 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         req.email,
         req.password,
       );
-      const { secret, token } = await cliTokens.mint(account.id, tokenName(req.tokenName));
+      const { secret, token } = await cliTokens.mint(
+        account.id,
+        tokenName(req.tokenName),
+        "cli",
+        req.expiresAt ? timestampDate(req.expiresAt) : null,
+      );
       return { token: secret, cliToken: cliTokenToProto(token, token.id) };
     },
 
@@ -49,6 +55,7 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         tokenName(req.tokenName),
         deviceLoginSeconds,
         pollIntervalSeconds,
+        req.expiresAt ? timestampDate(req.expiresAt) : null,
       );
       const base = config.publicUrl ?? `http://${ctx.requestHeader.get("host") ?? "localhost"}`;
       const userCode = formatUserCode(login.userCode);
@@ -63,8 +70,8 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
     },
 
     async pollLogin(req) {
-      const result = await deviceLogins.poll(req.deviceCode, async (accountId, name) => {
-        const { secret } = await cliTokens.mint(accountId, name);
+      const result = await deviceLogins.poll(req.deviceCode, async (accountId, name, expires) => {
+        const { secret } = await cliTokens.mint(accountId, name, "cli", expires);
         return secret;
       });
       return { status: result.status, token: result.token ?? "", interval: result.interval };

@@ -59,6 +59,7 @@ export function apiKeyToProto(k: ApiKeyRow): ApiKey {
     createdAt: ts(k.createdAt),
     lastUsedAt: ts(k.lastUsedAt),
     revokedAt: ts(k.revokedAt),
+    expiresAt: ts(k.expiresAt),
   });
 }
 
@@ -70,6 +71,7 @@ export function cliTokenToProto(t: CliTokenRow, currentId?: string): CliToken {
     createdAt: ts(t.createdAt),
     lastUsedAt: ts(t.lastUsedAt),
     revokedAt: ts(t.revokedAt),
+    expiresAt: ts(t.expiresAt),
     current: t.id === currentId,
     kind: t.kind,
   });

@@ -7,7 +7,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { AccountRepository, AccountRow } from "../db/repositories/accounts.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { verifyPassword } from "../domain/passwords.ts";
-import { heraldError } from "../errors.ts";
+import { heraldError, publicError } from "../errors.ts";
 import { clientAddressKey } from "./context.ts";
 
 export async function authenticatePassword(
@@ -30,4 +30,23 @@ export async function authenticatePassword(
     throw heraldError("unauthenticated", "wrong email or password");
   }
   return account;
+}
+
+/**
+ * Re-checks the signed-in caller's password before a sensitive change (password change, account
+ * deletion): a wrong one is said of its field; a login throttle or a failure stays what it is.
+ */
+export async function confirmPassword(
+  deps: { accounts: AccountRepository; limiter: LoginLimiter },
+  ctx: HandlerContext,
+  email: string,
+  password: string,
+  field: string,
+): Promise<void> {
+  await authenticatePassword(deps, ctx, email, password).catch((err: unknown) => {
+    if (publicError(err).code !== "unauthenticated") throw err;
+    throw heraldError("permission_denied", "the password is wrong", {
+      violations: [{ field, message: "is not the account's password" }],
+    });
+  });
 }

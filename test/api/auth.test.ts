@@ -56,7 +56,7 @@ describe("authentication", () => {
   });
   it("refuses a well-formed key that does not exist", async () => {
     const json = await expect401(`Bearer ${mintCredential("apiKey")}`);
-    expect(json.detail).toMatch(/unknown or revoked/);
+    expect(json.detail).toMatch(/unknown, expired or revoked/);
   });
   it("refuses a revoked key within a second", async () => {
     const { apiKey, keyId } = await addKey(server, server.projectId, ["write"]);

@@ -28,7 +28,10 @@ let page: Page;
 beforeAll(async () => {
   fake = await startFakeWebPush();
   const senders = defaultTestSenders().filter((s) => s.platform !== "web");
-  server = await startServer({}, [...senders, createWebPushSender({ vapid, agent: fake.agent })]);
+  server = await startServer({ signupEnabled: true }, [
+    ...senders,
+    createWebPushSender({ vapid, agent: fake.agent }),
+  ]);
   browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   await context.grantPermissions(["notifications"], { origin: server.url });
@@ -92,9 +95,23 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Create key" }).click();
     secret = (await page.getByLabel("New API key").textContent()) ?? "";
     expect(secret).toMatch(/^hk_[0-9A-Za-z]{38}$/);
+    // A second key that expires in 90 days: its date is listed.
+    await page.getByLabel("Key name").fill("deploy-bot");
+    await page.getByLabel("Expires").selectOption({ label: "Expires in 90 days" });
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByLabel("New API key").waitFor();
     await page.reload();
     await page.getByRole("cell", { name: "ci", exact: true }).waitFor();
     expect(await page.content()).not.toContain(secret);
+    const expires = page
+      .getByRole("row", { name: /deploy-bot/ })
+      .getByRole("cell")
+      .nth(5);
+    const in90 = new Date(Date.now() + 90 * 86_400_000);
+    expect(await expires.textContent()).toContain(String(in90.getFullYear()));
+    expect(
+      await page.getByRole("row", { name: /^ci / }).getByRole("cell").nth(5).textContent(),
+    ).toBe("never");
     await page.screenshot({ path: join(shots, "keys.png") });
   });
 
@@ -192,5 +209,48 @@ describe("the console", () => {
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByText("Usage this month").waitFor();
     await page.screenshot({ path: join(shots, "account.png") });
+  });
+});
+
+describe("deleting an account from the console", () => {
+  it("asks for the email typed out and the password, then signs out to a notice", async () => {
+    const email = "leaving@example.com";
+    const password = "a long test password";
+    expect(
+      (
+        await fetch(`${server.url}/v1/accounts`, {
+          method: "POST",
+          body: JSON.stringify({ email, password }),
+        })
+      ).status,
+    ).toBe(201);
+    const other = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const p = await other.newPage();
+    await p.goto(`${server.url}/signin`);
+    await p.getByLabel("Email").fill(email);
+    await p.getByLabel("Password").fill(password);
+    await p.getByRole("button", { name: "Sign in" }).click();
+    await p.getByRole("heading", { name: "Notifications" }).waitFor();
+    await p.getByRole("link", { name: "Account" }).click();
+    const button = p.getByRole("button", { name: "Delete account permanently" });
+    await button.waitFor();
+    expect(await button.isDisabled()).toBe(true);
+    await p.getByLabel(`Type ${email} to confirm`).fill("leaving@example.co");
+    expect(await button.isDisabled()).toBe(true);
+    await p.getByLabel(`Type ${email} to confirm`).fill(email);
+    await p.getByLabel("Password", { exact: true }).last().fill(password);
+    expect(await button.isDisabled()).toBe(false);
+    await button.scrollIntoViewIfNeeded();
+    await p.screenshot({ path: join(shots, "account-delete.png"), fullPage: true });
+    await button.click();
+    await p.getByText("Your account and everything it held were deleted").waitFor();
+    expect(new URL(p.url()).pathname).toBe("/signin");
+    await p.screenshot({ path: join(shots, "account-deleted.png") });
+    const gone = await fetch(`${server.url}/v1/auth/login`, {
+      method: "POST",
+      body: JSON.stringify({ email, password }),
+    });
+    expect(gone.status).toBe(401);
+    await other.close();
   });
 });

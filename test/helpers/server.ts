@@ -79,7 +79,13 @@ export async function startServer(
   });
   const boot = await bootstrapIfEmpty(orm, { email: "owner@example.com", password: ownerPassword });
   if (!boot) throw new Error("fresh database was not empty");
-  const app = await buildApp({ config, orm, tokenKeys: testTokenKeys, senders, logger: false });
+  const app = await buildApp({
+    config,
+    orm,
+    tokenKeys: testTokenKeys,
+    senders,
+    logger: process.env.HERALD_TEST_LOG ? { level: "error" } : false,
+  });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const port = (app.server.address() as { port: number }).port;
   return {
@@ -164,7 +170,13 @@ export async function startPeer(
 ): Promise<{ url: string; close(): Promise<void> }> {
   const config = testConfig(overrides, server.databaseUrl);
   const orm = await openDatabase({ url: server.databaseUrl, poolSize: 5 });
-  const app = await buildApp({ config, orm, tokenKeys: testTokenKeys, senders, logger: false });
+  const app = await buildApp({
+    config,
+    orm,
+    tokenKeys: testTokenKeys,
+    senders,
+    logger: process.env.HERALD_TEST_LOG ? { level: "error" } : false,
+  });
   await app.listen({ host: "127.0.0.1", port: 0 });
   return {
     url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,

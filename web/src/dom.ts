@@ -61,6 +61,13 @@ export function when(d: Date | undefined): string {
   return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+/** When a credential stops working: "never", "expired", or the date. */
+export function expiry(d: Date | undefined): string {
+  if (!d) return "never";
+  if (d.getTime() <= Date.now()) return "expired";
+  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
 /** A transient message in the corner (new notifications, copies, errors). */
 export function toast(text: string): void {
   let box = document.querySelector(".toasts");

@@ -16,7 +16,56 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/account_service.proto.
  */
 export const file_herald_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiLAoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEhMKC3NpZ251cF9vcGVuGAEgASgIIlQKGUNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QSGQoFdG9rZW4YASABKAlCCrpIB3IFEAEYgAESHAoIcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiQQoaQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50Il0KFUNoYW5nZVBhc3N3b3JkUmVxdWVzdBIiChBjdXJyZW50X3Bhc3N3b3JkGAEgASgJQgi6SAVyAxiAAhIgCgxuZXdfcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiMAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRIWCg5zZXNzaW9uc19lbmRlZBgBIAEoBSJLCg1TaWduVXBSZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACIjUKDlNpZ25VcFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCITChFHZXRBY2NvdW50UmVxdWVzdCI5ChJHZXRBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50IhEKD0dldFVzYWdlUmVxdWVzdCK7AQoQR2V0VXNhZ2VSZXNwb25zZRIMCgRwbGFuGAEgASgJEhoKEm5vdGlmaWNhdGlvbnNfdXNlZBgCIAEoBRIbChNub3RpZmljYXRpb25zX3F1b3RhGAMgASgFEjAKDHBlcmlvZF9zdGFydBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAypgUKDkFjY291bnRTZXJ2aWNlEl8KBlNpZ25VcBIYLmhlcmFsZC52MS5TaWduVXBSZXF1ZXN0GhkuaGVyYWxkLnYxLlNpZ25VcFJlc3BvbnNlIiCC0+STAho6ASpiB2FjY291bnQiDC92MS9hY2NvdW50cxJqCgpHZXRBY2NvdW50EhwuaGVyYWxkLnYxLkdldEFjY291bnRSZXF1ZXN0Gh0uaGVyYWxkLnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBgtPkkwIWYgdhY2NvdW50EgsvdjEvYWNjb3VudBJZCghHZXRVc2FnZRIaLmhlcmFsZC52MS5HZXRVc2FnZVJlcXVlc3QaGy5oZXJhbGQudjEuR2V0VXNhZ2VSZXNwb25zZSIUkAIBgtPkkwILEgkvdjEvdXNhZ2USaQoNR2V0U2VydmVySW5mbxIfLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBogLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2UiFZACAYLT5JMCDBIKL3YxL3NlcnZlchKIAQoSQ29tcGxldGVPd25lclNldHVwEiQuaGVyYWxkLnYxLkNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QaJS5oZXJhbGQudjEuQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2UiJYLT5JMCHzoBKmIHYWNjb3VudCIRL3YxL2FjY291bnQvc2V0dXASdgoOQ2hhbmdlUGFzc3dvcmQSIC5oZXJhbGQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiEuaGVyYWxkLnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmRiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
+  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiWQoURGVsZXRlQWNjb3VudFJlcXVlc3QSIgoNY29uZmlybV9lbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjYKFURlbGV0ZUFjY291bnRSZXNwb25zZRIdChVub3RpZmljYXRpb25zX2RlbGV0ZWQYASABKAMiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiLAoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEhMKC3NpZ251cF9vcGVuGAEgASgIIlQKGUNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QSGQoFdG9rZW4YASABKAlCCrpIB3IFEAEYgAESHAoIcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiQQoaQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50Il0KFUNoYW5nZVBhc3N3b3JkUmVxdWVzdBIiChBjdXJyZW50X3Bhc3N3b3JkGAEgASgJQgi6SAVyAxiAAhIgCgxuZXdfcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiMAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRIWCg5zZXNzaW9uc19lbmRlZBgBIAEoBSJLCg1TaWduVXBSZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACIjUKDlNpZ25VcFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCITChFHZXRBY2NvdW50UmVxdWVzdCI5ChJHZXRBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50IhEKD0dldFVzYWdlUmVxdWVzdCK7AQoQR2V0VXNhZ2VSZXNwb25zZRIMCgRwbGFuGAEgASgJEhoKEm5vdGlmaWNhdGlvbnNfdXNlZBgCIAEoBRIbChNub3RpZmljYXRpb25zX3F1b3RhGAMgASgFEjAKDHBlcmlvZF9zdGFydBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAymQYKDkFjY291bnRTZXJ2aWNlEl8KBlNpZ25VcBIYLmhlcmFsZC52MS5TaWduVXBSZXF1ZXN0GhkuaGVyYWxkLnYxLlNpZ25VcFJlc3BvbnNlIiCC0+STAho6ASpiB2FjY291bnQiDC92MS9hY2NvdW50cxJqCgpHZXRBY2NvdW50EhwuaGVyYWxkLnYxLkdldEFjY291bnRSZXF1ZXN0Gh0uaGVyYWxkLnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBgtPkkwIWYgdhY2NvdW50EgsvdjEvYWNjb3VudBJZCghHZXRVc2FnZRIaLmhlcmFsZC52MS5HZXRVc2FnZVJlcXVlc3QaGy5oZXJhbGQudjEuR2V0VXNhZ2VSZXNwb25zZSIUkAIBgtPkkwILEgkvdjEvdXNhZ2USaQoNR2V0U2VydmVySW5mbxIfLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBogLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2UiFZACAYLT5JMCDBIKL3YxL3NlcnZlchKIAQoSQ29tcGxldGVPd25lclNldHVwEiQuaGVyYWxkLnYxLkNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QaJS5oZXJhbGQudjEuQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2UiJYLT5JMCHzoBKmIHYWNjb3VudCIRL3YxL2FjY291bnQvc2V0dXASdgoOQ2hhbmdlUGFzc3dvcmQSIC5oZXJhbGQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiEuaGVyYWxkLnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmQScQoNRGVsZXRlQWNjb3VudBIfLmhlcmFsZC52MS5EZWxldGVBY2NvdW50UmVxdWVzdBogLmhlcmFsZC52MS5EZWxldGVBY2NvdW50UmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL2FjY291bnQvZGVsZXRlYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
+
+/**
+ * Request to delete the caller's account.
+ *
+ * @generated from message herald.v1.DeleteAccountRequest
+ */
+export type DeleteAccountRequest = Message<"herald.v1.DeleteAccountRequest"> & {
+  /**
+   * The account's email, typed out: the confirmation that this account is meant.
+   *
+   * @generated from field: string confirm_email = 1;
+   */
+  confirmEmail: string;
+
+  /**
+   * The account's password.
+   *
+   * @generated from field: string password = 2;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message herald.v1.DeleteAccountRequest.
+ * Use `create(DeleteAccountRequestSchema)` to create a new message.
+ */
+export const DeleteAccountRequestSchema: GenMessage<DeleteAccountRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 0);
+
+/**
+ * The account is gone; every credential of it stopped working.
+ *
+ * @generated from message herald.v1.DeleteAccountResponse
+ */
+export type DeleteAccountResponse = Message<"herald.v1.DeleteAccountResponse"> & {
+  /**
+   * How many notifications were deleted with it.
+   *
+   * @generated from field: int64 notifications_deleted = 1;
+   */
+  notificationsDeleted: bigint;
+};
+
+/**
+ * Describes the message herald.v1.DeleteAccountResponse.
+ * Use `create(DeleteAccountResponseSchema)` to create a new message.
+ */
+export const DeleteAccountResponseSchema: GenMessage<DeleteAccountResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 1);
 
 /**
  * Request for the server's public facts.
@@ -31,7 +80,7 @@ export type GetServerInfoRequest = Message<"herald.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 0);
+  messageDesc(file_herald_v1_account_service, 2);
 
 /**
  * The server's public facts.
@@ -52,7 +101,7 @@ export type GetServerInfoResponse = Message<"herald.v1.GetServerInfoResponse"> &
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 1);
+  messageDesc(file_herald_v1_account_service, 3);
 
 /**
  * Completing the owner's setup.
@@ -80,7 +129,7 @@ export type CompleteOwnerSetupRequest = Message<"herald.v1.CompleteOwnerSetupReq
  * Use `create(CompleteOwnerSetupRequestSchema)` to create a new message.
  */
 export const CompleteOwnerSetupRequestSchema: GenMessage<CompleteOwnerSetupRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 2);
+  messageDesc(file_herald_v1_account_service, 4);
 
 /**
  * The owner's account, now with a password; the console is signed in (a session cookie).
@@ -101,7 +150,7 @@ export type CompleteOwnerSetupResponse = Message<"herald.v1.CompleteOwnerSetupRe
  * Use `create(CompleteOwnerSetupResponseSchema)` to create a new message.
  */
 export const CompleteOwnerSetupResponseSchema: GenMessage<CompleteOwnerSetupResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 3);
+  messageDesc(file_herald_v1_account_service, 5);
 
 /**
  * Changing the caller's password.
@@ -129,7 +178,7 @@ export type ChangePasswordRequest = Message<"herald.v1.ChangePasswordRequest"> &
  * Use `create(ChangePasswordRequestSchema)` to create a new message.
  */
 export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 4);
+  messageDesc(file_herald_v1_account_service, 6);
 
 /**
  * The password was changed.
@@ -150,7 +199,7 @@ export type ChangePasswordResponse = Message<"herald.v1.ChangePasswordResponse">
  * Use `create(ChangePasswordResponseSchema)` to create a new message.
  */
 export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 5);
+  messageDesc(file_herald_v1_account_service, 7);
 
 /**
  * Sign-up request.
@@ -178,7 +227,7 @@ export type SignUpRequest = Message<"herald.v1.SignUpRequest"> & {
  * Use `create(SignUpRequestSchema)` to create a new message.
  */
 export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 6);
+  messageDesc(file_herald_v1_account_service, 8);
 
 /**
  * Sign-up response.
@@ -199,7 +248,7 @@ export type SignUpResponse = Message<"herald.v1.SignUpResponse"> & {
  * Use `create(SignUpResponseSchema)` to create a new message.
  */
 export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 7);
+  messageDesc(file_herald_v1_account_service, 9);
 
 /**
  * Request for the caller's account.
@@ -214,7 +263,7 @@ export type GetAccountRequest = Message<"herald.v1.GetAccountRequest"> & {
  * Use `create(GetAccountRequestSchema)` to create a new message.
  */
 export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 8);
+  messageDesc(file_herald_v1_account_service, 10);
 
 /**
  * The caller's account.
@@ -235,7 +284,7 @@ export type GetAccountResponse = Message<"herald.v1.GetAccountResponse"> & {
  * Use `create(GetAccountResponseSchema)` to create a new message.
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 9);
+  messageDesc(file_herald_v1_account_service, 11);
 
 /**
  * Request for the caller's usage.
@@ -250,7 +299,7 @@ export type GetUsageRequest = Message<"herald.v1.GetUsageRequest"> & {
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 10);
+  messageDesc(file_herald_v1_account_service, 12);
 
 /**
  * Usage of the current calendar month (UTC).
@@ -299,7 +348,7 @@ export type GetUsageResponse = Message<"herald.v1.GetUsageResponse"> & {
  * Use `create(GetUsageResponseSchema)` to create a new message.
  */
 export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 11);
+  messageDesc(file_herald_v1_account_service, 13);
 
 /**
  * Accounts and their usage.
@@ -373,6 +422,18 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof ChangePasswordRequestSchema;
     output: typeof ChangePasswordResponseSchema;
+  },
+  /**
+   * Deletes the caller's account with everything it holds: projects, keys, notifications and
+   * their deliveries, devices, tokens and sessions. Cannot be undone. The confirmation is the
+   * account's email typed out and its password. The server's owner account cannot be deleted.
+   *
+   * @generated from rpc herald.v1.AccountService.DeleteAccount
+   */
+  deleteAccount: {
+    methodKind: "unary";
+    input: typeof DeleteAccountRequestSchema;
+    output: typeof DeleteAccountResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_herald_v1_account_service, 0);

@@ -6,6 +6,8 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "./credential_pb.ts";
 import { file_herald_v1_credential } from "./credential_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/api_key_service.proto.
  */
 export const file_herald_v1_api_key_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9oZXJhbGQvdjEvYXBpX2tleV9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEieAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIcCgpwcm9qZWN0X2lkGAEgASgJQgi6SAVyA7ABARIYCgRuYW1lGAIgASgJQgq6SAfIAQFyAhhkEikKBnNjb3BlcxgDIAMoCUIZukgWkgETGAEiD3INUgV3cml0ZVIEcmVhZCJKChRDcmVhdGVBcGlLZXlSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSIgoHYXBpX2tleRgCIAEoCzIRLmhlcmFsZC52MS5BcGlLZXkiMgoSTGlzdEFwaUtleXNSZXF1ZXN0EhwKCnByb2plY3RfaWQYASABKAlCCLpIBXIDsAEBIjoKE0xpc3RBcGlLZXlzUmVzcG9uc2USIwoIYXBpX2tleXMYASADKAsyES5oZXJhbGQudjEuQXBpS2V5IisKE1Jldm9rZUFwaUtleVJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIjoKFFJldm9rZUFwaUtleVJlc3BvbnNlEiIKB2FwaV9rZXkYASABKAsyES5oZXJhbGQudjEuQXBpS2V5MoEDCg1BcGlLZXlTZXJ2aWNlEn4KDENyZWF0ZUFwaUtleRIeLmhlcmFsZC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0Gh8uaGVyYWxkLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlIi2C0+STAic6ASoiIi92MS9wcm9qZWN0cy97cHJvamVjdF9pZH0vYXBpLWtleXMSewoLTGlzdEFwaUtleXMSHS5oZXJhbGQudjEuTGlzdEFwaUtleXNSZXF1ZXN0Gh4uaGVyYWxkLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiLZACAYLT5JMCJBIiL3YxL3Byb2plY3RzL3twcm9qZWN0X2lkfS9hcGkta2V5cxJzCgxSZXZva2VBcGlLZXkSHi5oZXJhbGQudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBofLmhlcmFsZC52MS5SZXZva2VBcGlLZXlSZXNwb25zZSIigtPkkwIcYgdhcGlfa2V5KhEvdjEvYXBpLWtleXMve2lkfWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_herald_v1_credential]);
+  fileDesc("Ch9oZXJhbGQvdjEvYXBpX2tleV9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEisgEKE0NyZWF0ZUFwaUtleVJlcXVlc3QSHAoKcHJvamVjdF9pZBgBIAEoCUIIukgFcgOwAQESGAoEbmFtZRgCIAEoCUIKukgHyAEBcgIYZBIpCgZzY29wZXMYAyADKAlCGbpIFpIBExgBIg9yDVIFd3JpdGVSBHJlYWQSOAoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCLpIBbIBAkABIkoKFENyZWF0ZUFwaUtleVJlc3BvbnNlEg4KBnNlY3JldBgBIAEoCRIiCgdhcGlfa2V5GAIgASgLMhEuaGVyYWxkLnYxLkFwaUtleSIyChJMaXN0QXBpS2V5c1JlcXVlc3QSHAoKcHJvamVjdF9pZBgBIAEoCUIIukgFcgOwAQEiOgoTTGlzdEFwaUtleXNSZXNwb25zZRIjCghhcGlfa2V5cxgBIAMoCzIRLmhlcmFsZC52MS5BcGlLZXkiKwoTUmV2b2tlQXBpS2V5UmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiOgoUUmV2b2tlQXBpS2V5UmVzcG9uc2USIgoHYXBpX2tleRgBIAEoCzIRLmhlcmFsZC52MS5BcGlLZXkygQMKDUFwaUtleVNlcnZpY2USfgoMQ3JlYXRlQXBpS2V5Eh4uaGVyYWxkLnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaHy5oZXJhbGQudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiLYLT5JMCJzoBKiIiL3YxL3Byb2plY3RzL3twcm9qZWN0X2lkfS9hcGkta2V5cxJ7CgtMaXN0QXBpS2V5cxIdLmhlcmFsZC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaHi5oZXJhbGQudjEuTGlzdEFwaUtleXNSZXNwb25zZSItkAIBgtPkkwIkEiIvdjEvcHJvamVjdHMve3Byb2plY3RfaWR9L2FwaS1rZXlzEnMKDFJldm9rZUFwaUtleRIeLmhlcmFsZC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0Gh8uaGVyYWxkLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlIiKC0+STAhxiB2FwaV9rZXkqES92MS9hcGkta2V5cy97aWR9YgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_credential]);
 
 /**
  * Create a key.
@@ -42,6 +44,14 @@ export type CreateApiKeyRequest = Message<"herald.v1.CreateApiKeyRequest"> & {
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
+
+  /**
+   * Optional: when the key stops working (in the future). Without it the key works until it is
+   * revoked.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 4;
+   */
+  expiresAt?: Timestamp | undefined;
 };
 
 /**

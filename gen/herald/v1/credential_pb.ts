@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/credential.proto.
  */
 export const file_herald_v1_credential: GenFile = /*@__PURE__*/
-  fileDesc("ChpoZXJhbGQvdjEvY3JlZGVudGlhbC5wcm90bxIJaGVyYWxkLnYxIvABCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEg4KBnNjb3BlcxgFIAMoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIu0BCghDbGlUb2tlbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmRpc3BsYXlfcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY3VycmVudBgHIAEoCBIMCgRraW5kGAggASgJYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChpoZXJhbGQvdjEvY3JlZGVudGlhbC5wcm90bxIJaGVyYWxkLnYxIqACCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEg4KBnNjb3BlcxgFIAMoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIp0CCghDbGlUb2tlbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmRpc3BsYXlfcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY3VycmVudBgHIAEoCBIMCgRraW5kGAggASgJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * A project API key as listed. The secret is shown once, in CreateApiKeyResponse, and never
@@ -76,6 +76,14 @@ export type ApiKey = Message<"herald.v1.ApiKey"> & {
    * @generated from field: google.protobuf.Timestamp revoked_at = 8;
    */
   revokedAt?: Timestamp | undefined;
+
+  /**
+   * When the key stops working, if it was created with an expiry; unset for a key that does not
+   * expire. An expired key is refused like a revoked one.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 9;
+   */
+  expiresAt?: Timestamp | undefined;
 };
 
 /**
@@ -147,6 +155,13 @@ export type CliToken = Message<"herald.v1.CliToken"> & {
    * @generated from field: string kind = 8;
    */
   kind: string;
+
+  /**
+   * When the token stops working, if its login asked for an expiry; unset otherwise.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 9;
+   */
+  expiresAt?: Timestamp | undefined;
 };
 
 /**

@@ -1,13 +1,20 @@
 /** `herald login | logout | whoami`. */
 import { hostname } from "node:os";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { AccountService } from "../../../gen/herald/v1/account_service_pb.ts";
 import { AuthService } from "../../../gen/herald/v1/auth_service_pb.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
+import { expiryOf } from "../format.ts";
 
 const spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-async function passwordLogin(ctx: Context, email: string | undefined, fromStdin: boolean) {
+async function passwordLogin(
+  ctx: Context,
+  email: string | undefined,
+  fromStdin: boolean,
+  expiresAt: Timestamp | undefined,
+) {
   let account = email;
   let password: string | undefined;
   if (fromStdin || !ctx.io.isTty || !ctx.io.prompt) {
@@ -25,12 +32,14 @@ async function passwordLogin(ctx: Context, email: string | undefined, fromStdin:
       exit.usage,
     );
   }
-  return ctx.client(AuthService).login({ email: account, password, tokenName: hostname() });
+  return ctx
+    .client(AuthService)
+    .login({ email: account, password, tokenName: hostname(), expiresAt });
 }
 
-async function deviceLogin(ctx: Context): Promise<string> {
+async function deviceLogin(ctx: Context, expiresAt: Timestamp | undefined): Promise<string> {
   const auth = ctx.client(AuthService);
-  const start = await auth.startLogin({ tokenName: hostname() });
+  const start = await auth.startLogin({ tokenName: hostname(), expiresAt });
   ctx.io.stderr(
     `To sign in this machine, approve code ${start.userCode} from a machine where you are signed in:\n\n` +
       `  herald login --approve ${start.userCode}\n\n(see ${start.verificationUriComplete}; the code expires in ${Math.round(start.expiresIn / 60)} minutes)\n`,
@@ -65,8 +74,10 @@ async function deviceLogin(ctx: Context): Promise<string> {
 export const login: Command = {
   name: "login",
   summary: "sign this machine in (password, or --device to approve from another machine)",
-  usage: "herald login [--email EMAIL --password-stdin | --device | --approve CODE]",
+  usage:
+    "herald login [--email EMAIL --password-stdin | --device | --approve CODE] [--expires 90d|DATE]",
   options: {
+    expires: { type: "string" },
     email: { type: "string" },
     "password-stdin": { type: "boolean" },
     device: { type: "boolean" },
@@ -83,13 +94,15 @@ export const login: Command = {
       });
       return exit.ok;
     }
+    const expiresAt = expiryOf(values.expires);
     const token = values.device
-      ? await deviceLogin(ctx)
+      ? await deviceLogin(ctx, expiresAt)
       : (
           await passwordLogin(
             ctx,
             values.email as string | undefined,
             Boolean(values["password-stdin"]),
+            expiresAt,
           )
         ).token;
     const me = await ctx

@@ -3,15 +3,19 @@ import { ApiKeyService } from "../../../gen/herald/v1/api_key_service_pb.ts";
 import { ApiKeySchema } from "../../../gen/herald/v1/credential_pb.ts";
 import type { Command } from "../command.ts";
 import { exit } from "../context.ts";
-import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
+import { confirm, expiryOf, need, resolveId, resourceJson, table, when } from "../format.ts";
 import { projectId } from "./projects.ts";
 
 export const keys: Command[] = [
   {
     name: "keys create",
     summary: "create an API key (its secret is shown once)",
-    usage: "herald keys create NAME [--scope write|read …] [--project P]",
-    options: { scope: { type: "string", multiple: true } },
+    usage: "herald keys create NAME [--scope write|read …] [--expires 90d|DATE] [--project P]",
+    options: { scope: { type: "string", multiple: true }, expires: { type: "string" } },
+    flags: {
+      scope: "write (publish; the default) and/or read (notifications and their status)",
+      expires: "when the key stops working: a duration (90d, 12h, 2w) or a date; default never",
+    },
     async run(ctx, { positionals, values }) {
       const [name] = need(positionals, 1, "herald keys create NAME");
       const res = await ctx.client(ApiKeyService).createApiKey(
@@ -19,6 +23,7 @@ export const keys: Command[] = [
           projectId: await projectId(ctx),
           name,
           scopes: (values.scope as string[] | undefined) ?? [],
+          expiresAt: expiryOf(values.expires),
         },
         { headers: ctx.headers(ctx.ownerToken) },
       );
@@ -30,6 +35,7 @@ export const keys: Command[] = [
         id: res.apiKey?.id,
         name,
         scopes: res.apiKey?.scopes,
+        expires_at: res.apiKey?.expiresAt ? when(res.apiKey.expiresAt) : null,
       });
       return exit.ok;
     },
@@ -45,13 +51,14 @@ export const keys: Command[] = [
         .listApiKeys({ projectId: await projectId(ctx) }, { headers: ctx.headers(ctx.ownerToken) });
       ctx.out(
         table([
-          ["ID", "NAME", "KEY", "SCOPES", "LAST USED", "REVOKED"],
+          ["ID", "NAME", "KEY", "SCOPES", "LAST USED", "EXPIRES", "REVOKED"],
           ...apiKeys.map((k) => [
             k.id,
             k.name,
             k.displayPrefix,
             k.scopes.join(","),
             when(k.lastUsedAt),
+            when(k.expiresAt),
             when(k.revokedAt),
           ]),
         ]),

@@ -14,5 +14,6 @@ export const ApiKey = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    expiresAt: p.datetime().nullable(),
   },
 });

@@ -17,5 +17,6 @@ export const CliToken = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    expiresAt: p.datetime().nullable(),
   },
 });

@@ -14,6 +14,8 @@ export const DeviceLogin = defineEntity({
     intervalSeconds: p.integer(),
     lastPolledAt: p.datetime().nullable(),
     expiresAt: p.datetime(),
+    /** The expiry the CLI asked for its token (null: none). */
+    tokenExpiresAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -4,6 +4,7 @@ import { Migration0003Devices } from "./0003-devices.ts";
 import { Migration0004Deliveries } from "./0004-deliveries.ts";
 import { Migration0005Retention } from "./0005-retention.ts";
 import { Migration0006Console } from "./0006-console.ts";
+import { Migration0007Expiry } from "./0007-expiry.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   { name: "0004-deliveries", class: Migration0004Deliveries },
   { name: "0005-retention", class: Migration0005Retention },
   { name: "0006-console", class: Migration0006Console },
+  { name: "0007-expiry", class: Migration0007Expiry },
 ];

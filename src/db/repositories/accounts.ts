@@ -64,6 +64,26 @@ export class AccountRepository {
     return rows[0] ?? null;
   }
 
+  /**
+   * Deletes the account and, by the schema's cascades, everything it holds (projects with their
+   * keys, notifications and deliveries; devices; tokens; usage). Returns how many notifications
+   * went with it.
+   */
+  async delete(id: string): Promise<number> {
+    return this.#orm.em.fork().transactional(async (em) => {
+      const db = em.getConnection();
+      const [row] = await db.execute<{ n: string }[]>(
+        `select count(*) as n from notification n join project p on p.id = n.project_id
+          where p.account_id = ?`,
+        [id],
+        "all",
+        em.getTransactionContext(),
+      );
+      await em.nativeDelete(Account, { id });
+      return Number(row?.n ?? 0);
+    });
+  }
+
   async get(id: string): Promise<AccountRow | null> {
     return this.#orm.em.fork().findOne(Account, { id });
   }

@@ -21,6 +21,7 @@ export class ApiKeyRepository {
     projectId: string,
     name: string,
     scopes: readonly string[],
+    expiresAt: Date | null = null,
   ): Promise<{ secret: string; key: ApiKeyRow }> {
     const em = this.#orm.em.fork();
     const secret = mintCredential("apiKey");
@@ -32,6 +33,7 @@ export class ApiKeyRepository {
       displayPrefix: displayPrefix(secret),
       scopes: [...scopes],
       createdAt: new Date(),
+      expiresAt,
     });
     await em.flush();
     return { secret, key };

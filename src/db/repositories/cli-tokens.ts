@@ -21,6 +21,7 @@ export class CliTokenRepository {
     accountId: string,
     name: string,
     kind: "cli" | "session" = "cli",
+    expiresAt: Date | null = null,
   ): Promise<{ secret: string; token: CliTokenRow }> {
     const em = this.#orm.em.fork();
     const secret = mintCredential("cliToken");
@@ -32,6 +33,7 @@ export class CliTokenRepository {
       secretDigest: digestCredential(secret),
       displayPrefix: displayPrefix(secret),
       createdAt: new Date(),
+      expiresAt,
     });
     await em.flush();
     return { secret, token };

@@ -13,6 +13,13 @@ import type { Orm } from "../orm.ts";
 
 const lastUsedIntervalMs = 60_000;
 
+/** Not revoked, and not past its expiry if it has one. */
+function valid(row: { revoked_at: unknown; expires_at: Date | string | null }): boolean {
+  // Raw statements return timestamps as the driver gives them (a string here).
+  const expires = row.expires_at === null ? undefined : new Date(row.expires_at).getTime();
+  return row.revoked_at === null && (expires === undefined || expires > Date.now());
+}
+
 interface CacheEntry {
   principal: Principal | undefined;
   expiresMs: number;
@@ -81,17 +88,17 @@ export class CredentialVerifier {
         scopes: string[];
         secret_digest: Buffer;
         revoked_at: Date | null;
+        expires_at: Date | null;
       }[]
     >(
-      `select k.id, k.project_id, p.account_id, k.scopes, k.secret_digest, k.revoked_at
+      `select k.id, k.project_id, p.account_id, k.scopes, k.secret_digest, k.revoked_at,
+              k.expires_at
          from api_key k join project p on p.id = k.project_id
         where k.secret_digest = ?`,
       [digest],
     );
     const row = rows[0];
-    if (!row || row.revoked_at !== null || !digestsEqual(row.secret_digest, digest)) {
-      return undefined;
-    }
+    if (!row || !valid(row) || !digestsEqual(row.secret_digest, digest)) return undefined;
     return {
       kind: "apiKey",
       credentialId: row.id,
@@ -102,17 +109,20 @@ export class CredentialVerifier {
   }
 
   async #verifyCliToken(digest: Buffer): Promise<Principal | undefined> {
-    const rows = await this.#orm.em
-      .getConnection()
-      .execute<
-        { id: string; account_id: string; secret_digest: Buffer; revoked_at: Date | null }[]
-      >("select id, account_id, secret_digest, revoked_at from cli_token where secret_digest = ?", [
-        digest,
-      ]);
+    const rows = await this.#orm.em.getConnection().execute<
+      {
+        id: string;
+        account_id: string;
+        secret_digest: Buffer;
+        revoked_at: Date | null;
+        expires_at: Date | null;
+      }[]
+    >(
+      "select id, account_id, secret_digest, revoked_at, expires_at from cli_token where secret_digest = ?",
+      [digest],
+    );
     const row = rows[0];
-    if (!row || row.revoked_at !== null || !digestsEqual(row.secret_digest, digest)) {
-      return undefined;
-    }
+    if (!row || !valid(row) || !digestsEqual(row.secret_digest, digest)) return undefined;
     return { kind: "cliToken", credentialId: row.id, accountId: row.account_id };
   }
 
@@ -155,6 +165,13 @@ export class CredentialVerifier {
   forget(credentialId: string): void {
     for (const [key, entry] of this.#cache) {
       if (entry.principal?.credentialId === credentialId) this.#cache.delete(key);
+    }
+  }
+
+  /** Drops every cached principal of the account (it was just deleted). */
+  forgetAccount(accountId: string): void {
+    for (const [key, entry] of this.#cache) {
+      if (entry.principal?.accountId === accountId) this.#cache.delete(key);
     }
   }
 

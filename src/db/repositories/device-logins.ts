@@ -24,6 +24,7 @@ export class DeviceLoginRepository {
     tokenName: string,
     lifetimeSeconds: number,
     intervalSeconds: number,
+    tokenExpiresAt: Date | null = null,
   ): Promise<{ deviceCode: string; login: DeviceLoginRow }> {
     const em = this.#orm.em.fork();
     const deviceCode = randomBytes(32).toString("base64url");
@@ -35,6 +36,7 @@ export class DeviceLoginRepository {
       status: "pending",
       intervalSeconds,
       expiresAt: new Date(Date.now() + lifetimeSeconds * 1000),
+      tokenExpiresAt,
       createdAt: new Date(),
     });
     await em.flush();
@@ -47,7 +49,7 @@ export class DeviceLoginRepository {
    */
   async poll(
     deviceCode: string,
-    onApproved: (accountId: string, tokenName: string) => Promise<string>,
+    onApproved: (accountId: string, tokenName: string, expiresAt: Date | null) => Promise<string>,
   ): Promise<{ status: string; token?: string; interval: number }> {
     return this.#orm.em.fork().transactional(async (em) => {
       const login = await em.findOne(
@@ -72,7 +74,11 @@ export class DeviceLoginRepository {
       }
       // approved: hand out the token exactly once
       login.status = "consumed";
-      const token = await onApproved(login.accountId as string, login.tokenName);
+      const token = await onApproved(
+        login.accountId as string,
+        login.tokenName,
+        login.tokenExpiresAt ?? null,
+      );
       return { status: "approved", token, interval: login.intervalSeconds };
     });
   }

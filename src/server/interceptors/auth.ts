@@ -78,7 +78,7 @@ function presentedCredential(
         : "malformed credential: expected Authorization: Bearer hk_… or hc_…",
     );
   }
-  return { kind, secret, unknown: "unknown or revoked credential" };
+  return { kind, secret, unknown: "unknown, expired or revoked credential" };
 }
 
 /** Why a valid credential may not make this call, and what would. */

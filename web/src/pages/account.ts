@@ -2,7 +2,8 @@
 import type { CliToken } from "../../../gen/herald/v1/credential_pb.ts";
 import { api, date, errorText } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
-import { fill, h, passwordField, toast, when } from "../dom.ts";
+import { expiry, fill, h, passwordField, toast, when } from "../dom.ts";
+import { deletePanel } from "./account-delete.ts";
 
 function tokenRow(t: CliToken, refresh: () => Promise<void>): HTMLTableRowElement {
   return h(
@@ -12,6 +13,7 @@ function tokenRow(t: CliToken, refresh: () => Promise<void>): HTMLTableRowElemen
     h("td", {}, t.kind === "session" ? "console session" : "CLI"),
     h("td", {}, when(date(t.createdAt))),
     h("td", {}, when(date(t.lastUsedAt))),
+    h("td", {}, expiry(date(t.expiresAt))),
     h(
       "td",
       {},
@@ -125,11 +127,16 @@ route("/account", {
           h(
             "thead",
             {},
-            h("tr", {}, ...["Name", "Kind", "Created", "Last used", ""].map((t) => h("th", {}, t))),
+            h(
+              "tr",
+              {},
+              ...["Name", "Kind", "Created", "Last used", "Expires", ""].map((t) => h("th", {}, t)),
+            ),
           ),
           body,
         ),
       ),
+      deletePanel(),
     );
     await refresh();
     return undefined;

@@ -71,17 +71,26 @@ route("/signin", {
       navigate(next());
     });
     const { signupOpen } = await api.account.getServerInfo({});
+    const deleted = new URLSearchParams(location.search).get("deleted");
     fill(
       app,
       card(
         "Sign in",
+        ...(deleted === null
+          ? []
+          : [
+              notice(
+                `Your account and everything it held were deleted${Number(deleted) > 0 ? ` (${deleted} notifications)` : ""}.`,
+                "ok",
+              ),
+            ]),
         form,
         signupOpen
           ? h("p", { class: "muted" }, "No account yet? ", link("/signup", "Create one"))
           : h(
               "p",
               { class: "muted" },
-              "Lost the owner's password? The operator prints a new setup link with npm run owner:setup-link.",
+              "Lost the owner's password? The operator prints a new setup link with npm run owner:reset-password.",
             ),
       ),
     );

@@ -1,8 +1,9 @@
 /** API keys of the project in use: create with scopes (the secret shown once), list, revoke. */
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "../../../gen/herald/v1/credential_pb.ts";
 import { api, date, errorText } from "../api.ts";
 import { currentProject, notice, onSubmit, route, state } from "../app.ts";
-import { field, fill, h, toast, when } from "../dom.ts";
+import { expiry, field, fill, h, toast, when } from "../dom.ts";
 
 function shownOnce(secret: string): HTMLElement {
   const copy = h(
@@ -40,6 +41,7 @@ function row(k: ApiKey, refresh: () => Promise<void>): HTMLTableRowElement {
     h("td", {}, k.scopes.join(", ")),
     h("td", {}, when(date(k.createdAt))),
     h("td", {}, when(date(k.lastUsedAt))),
+    h("td", {}, expiry(date(k.expiresAt))),
     h(
       "td",
       {},
@@ -82,6 +84,16 @@ route("/keys", {
     const name = field("Key name", { required: true, placeholder: "ci" });
     const write = h("input", { type: "checkbox", checked: true });
     const read = h("input", { type: "checkbox" });
+    const lifetime = h(
+      "select",
+      { "aria-label": "Expires" },
+      ...[
+        ["", "Never expires"],
+        ["30", "Expires in 30 days"],
+        ["90", "Expires in 90 days"],
+        ["365", "Expires in a year"],
+      ].map(([v, t]) => h("option", { value: v }, t)),
+    );
     const out = h("div");
     const form = h(
       "form",
@@ -89,6 +101,7 @@ route("/keys", {
       name.wrap,
       h("label", { class: "check" }, write, "write (publish)"),
       h("label", { class: "check" }, read, "read (history, status)"),
+      lifetime,
       h("button", { type: "submit", class: "primary" }, "Create key"),
     );
     onSubmit(form, out, async () => {
@@ -103,6 +116,9 @@ route("/keys", {
         projectId: state.projectId,
         name: name.input.value,
         scopes,
+        expiresAt: lifetime.value
+          ? timestampFromDate(new Date(Date.now() + Number(lifetime.value) * 86_400_000))
+          : undefined,
       });
       name.input.value = "";
       fill(out, shownOnce(secret));
@@ -129,7 +145,9 @@ route("/keys", {
             h(
               "tr",
               {},
-              ...["Name", "Key", "Scopes", "Created", "Last used", ""].map((t) => h("th", {}, t)),
+              ...["Name", "Key", "Scopes", "Created", "Last used", "Expires", ""].map((t) =>
+                h("th", {}, t),
+              ),
             ),
           ),
           body,
