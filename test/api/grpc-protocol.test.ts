@@ -134,6 +134,11 @@ describe("server reflection", () => {
     expect(notification.id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("buf curl asks grpc.health.v1 from the reflected schema", async () => {
+    const out = await bufCurl(["-d", "{}", `${server.url}/grpc.health.v1.Health/Check`]);
+    expect(JSON.parse(out)).toEqual({ status: "SERVING" });
+  });
+
   it("is left out with HERALD_REFLECTION=0", async () => {
     const other = await startServer({ reflection: false });
     const err = await bufCurl(["--list-services", other.url]).catch((e: Error) => e);

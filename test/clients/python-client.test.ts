@@ -54,6 +54,7 @@ describe("a Python client generated from proto/", () => {
       reason: "unauthenticated",
       domain: "herald.dev",
     });
+    expect(result.health).toBe("SERVING");
     // The published notification is really there, with its metadata.
     const res = await fetch(`${server.url}/v1/notifications/${result.notification.id}`, {
       headers: { authorization: `Bearer ${server.apiKey}` },

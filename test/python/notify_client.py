@@ -2,7 +2,7 @@
 
 Used by test/api/python-client.test.ts and shown in docs/clients.md. It publishes over gRPC, has a
 bad request refused and reads the refusal's details (google.rpc.ErrorInfo and BadRequest from the
-`grpc-status-details-bin` trailer).
+`grpc-status-details-bin` trailer), and asks grpc.health.v1 whether the server serves.
 
     PYTHONPATH=gen-python python3 test/python/notify_client.py 127.0.0.1:8080 "$HERALD_API_KEY"
 
@@ -58,6 +58,17 @@ def main(target: str, api_key: str) -> None:
             notify.Notify(notify_service_pb2.NotifyRequest(title="x"), timeout=10)
         except grpc.RpcError as err:
             result["unauthenticated"] = details_of(err)
+        # grpc.health.v1.Health/Check, hand-built (its generated module would shadow grpcio's
+        # own `grpc` package): an empty HealthCheckRequest is no bytes; SERVING is field 1 = 1.
+        check = channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=lambda _: b"",
+            response_deserializer=lambda raw: raw,
+        )
+        answer = check(None, timeout=10)
+        result["health"] = {b"\x08\x01": "SERVING", b"\x08\x02": "NOT_SERVING"}.get(
+            answer, answer.hex()
+        )
     print(json.dumps(result))
 
 
