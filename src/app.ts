@@ -5,12 +5,16 @@
  * choosing.
  */
 import { createContextValues } from "@connectrpc/connect";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+} from "fastify";
 import { Health } from "../gen/grpc/health/v1/health_pb.ts";
 import type { Config } from "./config.ts";
 import type { Orm } from "./db/orm.ts";
-import { createDeliveryQueue } from "./db/queue/delivery-queue.ts";
-import { createRepositories } from "./db/repositories/index.ts";
+import { createDeliveryQueue, type DeliveryQueue } from "./db/queue/delivery-queue.ts";
+import { createRepositories, type Repositories } from "./db/repositories/index.ts";
 import { RetentionTimer } from "./delivery/retention-timer.ts";
 import type { Sender } from "./delivery/senders/sender.ts";
 import { StreamHub } from "./delivery/stream-hub.ts";
@@ -51,31 +55,59 @@ export interface AppDeps {
   logger?: FastifyServerOptions["logger"];
 }
 
+/** How publishes are committed: grouped (the default), or one commit each. */
+function groupCommitOf(config: Config, metrics: Metrics) {
+  if (!config.groupCommit) return undefined;
+  return {
+    slots: config.groupCommitSlots,
+    maxBatch: 500,
+    onBatch: (size: number) => metrics.publishBatchSize.observe(size),
+  };
+}
+
+/** This process's delivery worker (HERALD_WORKER=0 runs none). */
+function createWorker(
+  deps: AppDeps,
+  queue: DeliveryQueue,
+  repos: Repositories,
+  log: FastifyBaseLogger,
+  metrics: Metrics,
+): DeliveryWorker {
+  const { config } = deps;
+  return new DeliveryWorker({
+    queue,
+    devices: repos.devices,
+    tokenKeys: deps.tokenKeys,
+    senders: new Map(deps.senders.map((s) => [s.platform, s])),
+    log,
+    maxInFlight: config.deliveryConcurrency,
+    // Under the lease, so that a send still outstanding here is never claimed by another.
+    sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),
+    onOutcome: (platform, outcome) => metrics.deliveries.inc({ platform, outcome }),
+  });
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, orm, tokenKeys, senders } = deps;
   const app = Fastify(serverOptions(config, deps.logger));
   const shutdown = new AbortController();
-  const repos = createRepositories(orm, { ...config, tokenKeys, log: app.log });
-  const queue = createDeliveryQueue(orm, config.deliveryLeaseSeconds);
-  const hub = new StreamHub(orm.config.get("clientUrl") as string, queue, app.log);
-  const readiness = new Readiness(() => repos.health.problem());
+  // Its sources are read when scraped, by which time the queue and the hub exist.
   const metrics = new Metrics({
     queue: () => queue.stats(),
     pool: () => queue.poolStats(),
     streams: () => hub.streamCount,
   });
+  const repos = createRepositories(orm, {
+    ...config,
+    tokenKeys,
+    log: app.log,
+    groupCommit: groupCommitOf(config, metrics),
+  });
+  const queue = createDeliveryQueue(orm, config.deliveryLeaseSeconds);
+  const hub = new StreamHub(orm.config.get("clientUrl") as string, queue, app.log);
+  const readiness = new Readiness(() => repos.health.problem());
   const worker = config.workerEnabled
-    ? new DeliveryWorker({
-        queue,
-        devices: repos.devices,
-        tokenKeys,
-        senders: new Map(senders.map((s) => [s.platform, s])),
-        log: app.log,
-        maxInFlight: config.deliveryConcurrency,
-        // Under the lease, so that a send still outstanding here is never claimed by another.
-        sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),
-        onOutcome: (platform, outcome) => metrics.deliveries.inc({ platform, outcome }),
-      })
+    ? createWorker(deps, queue, repos, app.log, metrics)
     : undefined;
   for (const s of senders)
     if (s.unconfigured) app.log.warn({ platform: s.platform }, s.unconfigured);

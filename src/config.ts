@@ -101,6 +101,12 @@ export interface Config {
    * worker connects wherever an endpoint points.
    */
   webPushAllowPrivate: boolean;
+  /**
+   * Group commit of publishes (HERALD_GROUP_COMMIT=0 turns it off: one commit per publish), with
+   * this many batches committing at once (HERALD_GROUP_COMMIT_SLOTS).
+   */
+  groupCommit: boolean;
+  groupCommitSlots: number;
   /** gRPC server reflection (v1 and v1alpha) for grpcurl and `buf curl` (HERALD_REFLECTION=0 turns it off). */
   reflection: boolean;
   /** How often a gRPC health Watch re-checks readiness between changes it is told of. */
@@ -212,6 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
     ],
     webPushAllowPrivate: env.HERALD_WEB_PUSH_ALLOW_PRIVATE === "1",
     reflection: env.HERALD_REFLECTION !== "0",
+    groupCommit: env.HERALD_GROUP_COMMIT !== "0",
+    groupCommitSlots: int(env, "HERALD_GROUP_COMMIT_SLOTS", 4, 1, 64),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
   };

@@ -26,6 +26,7 @@ export class Metrics {
   readonly publishes: Counter<"protocol" | "code">;
   readonly publishSeconds: Histogram<"protocol">;
   readonly deliveries: Counter<"platform" | "outcome">;
+  readonly publishBatchSize: Histogram;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -53,6 +54,12 @@ export class Metrics {
       name: "herald_deliveries_total",
       help: "Push sends finished, by platform and outcome (sent, retry, failed, expired, disabled)",
       labelNames: ["platform", "outcome"],
+      registers,
+    });
+    this.publishBatchSize = new Histogram({
+      name: "herald_publish_batch_size",
+      help: "Publishes committed together in one group commit",
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500],
       registers,
     });
     this.#gauges(sources, registers);

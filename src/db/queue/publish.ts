@@ -63,7 +63,8 @@ const insertPlain = `insert into notification (${notificationColumns}) values (?
 
 /*
  * Claims the key and inserts the notification in one statement. A concurrent request holding the
- * same key makes this one wait on the unique index until it commits, or until the statement's own
+ * same key makes this one wait, on the key's advisory lock (which group-commit.ts's batches try
+ * without waiting) or the unique index, until it commits, or until the statement's own
  * lock_timeout: `set_config(…, true)` is local to the statement's transaction, and the claim reads
  * it first, so the setting is in force before the claim can wait, and gone after. An expired
  * record is taken over. When the claim fails, nothing is inserted.
@@ -71,11 +72,13 @@ const insertPlain = `insert into notification (${notificationColumns}) values (?
 const insertIdempotent = `
   with wait as materialized (
     select set_config('lock_timeout', ?, true) as lock_timeout
+  ), locked as materialized (
+    select pg_advisory_xact_lock(hashtextextended(?::text || '/' || ?, 0)) from wait
   ), claim as (
     insert into idempotency_record as r
       (project_id, key, fingerprint, notification_id, response, created_at, expires_at)
     select ?::uuid, ?, ?, ?::uuid, ?, ?::timestamptz, ?::timestamptz + make_interval(secs => ?)
-      from wait
+      from locked
     on conflict (project_id, key) do update
       set fingerprint = excluded.fingerprint, notification_id = excluded.notification_id,
           response = excluded.response, created_at = excluded.created_at,
@@ -135,6 +138,8 @@ async function claimAndInsert(orm: Orm, n: NotificationRow, claim: IdempotencyCl
       insertIdempotent,
       [
         `${Math.floor(claim.waitMs)}ms`,
+        n.project_id,
+        claim.key,
         n.project_id,
         claim.key,
         claim.fingerprint,

@@ -2,6 +2,7 @@
 import type { Log } from "../../domain/log.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
 import type { Orm } from "../orm.ts";
+import { type GroupCommitOptions, GroupCommitter } from "../queue/group-commit.ts";
 import { AccountRepository } from "./accounts.ts";
 import { ApiKeyRepository } from "./api-keys.ts";
 import { CliTokenRepository } from "./cli-tokens.ts";
@@ -19,7 +20,13 @@ import { UsageRepository } from "./usage.ts";
 
 export function createRepositories(
   orm: Orm,
-  opts: { credentialCacheMs: number; tokenKeys: PushTokenKeyRing; log: Log },
+  opts: {
+    credentialCacheMs: number;
+    tokenKeys: PushTokenKeyRing;
+    log: Log;
+    /** Group-commit publishes (undefined: one commit per publish). */
+    groupCommit?: GroupCommitOptions;
+  },
 ) {
   return {
     accounts: new AccountRepository(orm),
@@ -31,7 +38,10 @@ export function createRepositories(
     deviceLogins: new DeviceLoginRepository(orm),
     devices: new DeviceRepository(orm, opts.tokenKeys),
     health: new HealthRepository(orm),
-    notifications: new NotificationRepository(orm),
+    notifications: new NotificationRepository(
+      orm,
+      opts.groupCommit && new GroupCommitter(orm, opts.groupCommit),
+    ),
     pairingCodes: new PairingCodeRepository(orm),
     retention: new RetentionRepository(orm),
     setupLinks: new SetupLinkRepository(orm),

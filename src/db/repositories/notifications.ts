@@ -7,6 +7,7 @@
 import { jsonIds } from "../json-ids.ts";
 import type { Orm } from "../orm.ts";
 import { enqueueDirect } from "../queue/enqueue-direct.ts";
+import type { GroupCommitter } from "../queue/group-commit.ts";
 import {
   type IdempotencyClaim,
   lookupClaim,
@@ -31,9 +32,12 @@ function toRow(r: Record<string, unknown>): NotificationRow {
 
 export class NotificationRepository {
   readonly #orm: Orm;
+  readonly #committer: GroupCommitter | undefined;
 
-  constructor(orm: Orm) {
+  /** With a committer, publishes are group-committed (queue/group-commit.ts). */
+  constructor(orm: Orm, committer?: GroupCommitter) {
     this.#orm = orm;
+    this.#committer = committer;
   }
 
   get #db() {
@@ -41,7 +45,7 @@ export class NotificationRepository {
   }
 
   publish(n: NotificationRow, claim?: IdempotencyClaim): Promise<PublishResult> {
-    return publish(this.#orm, n, claim);
+    return this.#committer ? this.#committer.publish(n, claim) : publish(this.#orm, n, claim);
   }
 
   /** A notification for one device only (a test), committed with its delivery. */

@@ -1,0 +1,185 @@
+/**
+ * Group commit for publishes. Publishes that arrive while earlier ones are being committed are
+ * written together: their notification rows and idempotency claims go in as one multi-row
+ * statement, one transaction, one commit (one WAL flush for the lot), and each caller is
+ * answered only after the commit that holds its row. Nothing waits on a timer: when a commit
+ * slot is free a publish goes at once (alone, if it is alone), so an idle server adds no
+ * latency; under load, what queued while every slot was busy forms the next batch.
+ *
+ * Idempotency inside a batch: every claim first takes a transaction-scoped advisory lock on its
+ * (project, key) with `pg_try_advisory_xact_lock`, which never waits. The single-request path
+ * (publish.ts) takes the same lock, waiting up to the idempotency wait. So a key whose holder has
+ * not committed yet is found without blocking the batch; that one publish leaves the batch and
+ * takes the single path, which waits for the holder as before. Two publishes of one key in the
+ * same batch would collide in one statement: the second waits for the next batch, where it
+ * finds the first's record and replays it. A batch that fails as a whole (not because the
+ * database is down) is retried one publish at a time, so one bad row fails one request alone,
+ * and a row lock held outside Herald holds the batch up for at most 100 ms.
+ */
+import { isDatabaseUnavailable } from "../errors.ts";
+import type { Orm } from "../orm.ts";
+import {
+  type IdempotencyClaim,
+  lookupClaim,
+  type NotificationRow,
+  notificationColumns,
+  type PublishResult,
+  publish as publishAlone,
+} from "./publish.ts";
+
+interface Pending {
+  n: NotificationRow;
+  claim?: IdempotencyClaim;
+  resolve: (r: PublishResult) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface GroupCommitOptions {
+  /** Batches committing at once (each holds one pooled connection while it runs). */
+  slots: number;
+  /** Most publishes in one batch. */
+  maxBatch: number;
+  /** Told each batch's size, for metrics. */
+  onBatch?: (size: number) => void;
+}
+
+/**
+ * How long a batch waits for a row lock (its own statement's setting). Herald's own holders of a
+ * key are found by the advisory lock without waiting; a row held by anything else (a purge, a
+ * session outside Herald) fails the batch quickly, and its publishes go one by one instead.
+ */
+const batchLockTimeoutMs = 100;
+
+/* One statement: lock, claim and insert for every publish of the batch. */
+const batchStatement = `
+  with wait as materialized (
+    select set_config('lock_timeout', '${batchLockTimeoutMs}ms', true)
+  ), input as materialized (
+    select x.* from wait, json_to_recordset(?::json) as x(
+      i int, id uuid, project_id uuid, topic text, title text, message text, priority text,
+      click_url text, metadata text, ttl_seconds int, status text, created_at timestamptz,
+      expires_at timestamptz, key text, fingerprint text, response text, ttl int)
+  ), locked as materialized (
+    select x.*, x.key is null
+             or pg_try_advisory_xact_lock(hashtextextended(x.project_id::text || '/' || x.key, 0))
+             as got
+      from input x order by x.i
+  ), claim as (
+    insert into idempotency_record as r
+      (project_id, key, fingerprint, notification_id, response, created_at, expires_at)
+    select l.project_id, l.key, decode(l.fingerprint, 'base64'), l.id, decode(l.response, 'base64'),
+           l.created_at, l.created_at + make_interval(secs => l.ttl)
+      from locked l where l.key is not null and l.got
+    on conflict (project_id, key) do update
+      set fingerprint = excluded.fingerprint, notification_id = excluded.notification_id,
+          response = excluded.response, created_at = excluded.created_at,
+          expires_at = excluded.expires_at
+      where r.expires_at <= now()
+    returning notification_id
+  ), ins as (
+    insert into notification (${notificationColumns})
+    select l.id, l.project_id, l.topic, l.title, l.message, l.priority, l.click_url,
+           l.metadata::json, l.ttl_seconds, l.status, l.created_at, l.expires_at
+      from locked l
+     where l.got and (l.key is null or l.id in (select notification_id from claim))
+    returning id
+  )
+  select l.i, l.got, l.id in (select id from ins) as inserted from locked l`;
+
+export class GroupCommitter {
+  readonly #orm: Orm;
+  readonly #o: GroupCommitOptions;
+  #queue: Pending[] = [];
+  #busy = 0;
+  /** (project, key) of claims in a batch under way: a second one waits for the next batch. */
+  readonly #keysInFlight = new Set<string>();
+
+  constructor(orm: Orm, opts: GroupCommitOptions) {
+    this.#orm = orm;
+    this.#o = opts;
+  }
+
+  /** Inserts the notification (and its claim) in the next commit; answers after it. */
+  publish(n: NotificationRow, claim?: IdempotencyClaim): Promise<PublishResult> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ n, claim, resolve, reject });
+      this.#dispatch();
+    });
+  }
+
+  #dispatch(): void {
+    while (this.#busy < this.#o.slots && this.#queue.length > 0) {
+      const batch: Pending[] = [];
+      const later: Pending[] = [];
+      for (const p of this.#queue) {
+        const k = p.claim && keyOf(p);
+        if (batch.length >= this.#o.maxBatch || (k && this.#keysInFlight.has(k))) {
+          later.push(p);
+          continue;
+        }
+        if (k) this.#keysInFlight.add(k);
+        batch.push(p);
+      }
+      this.#queue = later;
+      if (batch.length === 0) return; // every one waits for a key in flight
+      this.#busy++;
+      this.#o.onBatch?.(batch.length);
+      void this.#commit(batch).finally(() => {
+        for (const p of batch) if (p.claim) this.#keysInFlight.delete(keyOf(p));
+        this.#busy--;
+        this.#dispatch();
+      });
+    }
+  }
+
+  async #commit(batch: Pending[]): Promise<void> {
+    let rows: { i: number; got: boolean; inserted: boolean }[];
+    try {
+      rows = await this.#orm.em
+        .getConnection()
+        .execute(batchStatement, [JSON.stringify(batch.map(input))], "all");
+    } catch (err) {
+      // Down is down for every one of them; anything else is retried one by one, so that one
+      // bad row fails its own request alone.
+      if (isDatabaseUnavailable(err)) for (const p of batch) p.reject(err);
+      else await Promise.all(batch.map((p) => this.#alone(p)));
+      return;
+    }
+    await Promise.all(
+      rows.map(async (r) => {
+        const p = batch[r.i] as Pending;
+        if (r.inserted) return p.resolve({ kind: "created" });
+        // Its key's holder has not committed (wait for it), or the key is taken: say by whom.
+        if (!r.got || !p.claim) return this.#alone(p);
+        try {
+          const db = this.#orm.em.getConnection();
+          const earlier = await lookupClaim(db, p.n.project_id, p.claim.key, p.claim.fingerprint);
+          // None: the record expired and was purged meanwhile; the single path sorts it out.
+          if (earlier) p.resolve(earlier);
+          else await this.#alone(p);
+        } catch (err) {
+          p.reject(err);
+        }
+      }),
+    );
+  }
+
+  async #alone(p: Pending): Promise<void> {
+    await publishAlone(this.#orm, p.n, p.claim).then(p.resolve, p.reject);
+  }
+}
+
+const keyOf = (p: Pending) => `${p.n.project_id}/${p.claim?.key}`;
+
+function input(p: Pending, i: number) {
+  const { n, claim } = p;
+  return {
+    i,
+    ...n,
+    metadata: n.metadata === null ? null : JSON.stringify(n.metadata),
+    key: claim?.key ?? null,
+    fingerprint: claim ? claim.fingerprint.toString("base64") : null,
+    response: claim ? Buffer.from(claim.response).toString("base64") : null,
+    ttl: claim?.ttlSeconds ?? null,
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Group commit (issue 11): publishes that arrive together share one transaction (rows inserted
+ * by one transaction share its `xmin`), each is answered only after that commit, a lone publish
+ * goes at once in a batch of its own, duplicates of one key in a batch still make exactly one
+ * notification, and a row that fails fails its own request alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../helpers/db.ts";
+import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ groupCommitSlots: 1 });
+  // A test-only trigger: a title says what the insert does (sleep, or fail), so that a batch can
+  // be held open or broken from the outside.
+  await sql(
+    server.databaseUrl,
+    `create function test_hook() returns trigger language plpgsql as $$
+     begin
+       if new.title like 'sleep %' then perform pg_sleep(split_part(new.title, ' ', 2)::float); end if;
+       if new.title = 'boom' then raise exception 'boom'; end if;
+       return new;
+     end $$;
+     create trigger test_hook before insert on notification for each row execute function test_hook()`,
+  );
+});
+afterAll(async () => server.close());
+
+const batchSizes = async () => {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const get = (series: string) =>
+    Number(
+      text
+        .split("\n")
+        .find((l) => l.startsWith(`${series} `))
+        ?.split(" ")[1] ?? 0,
+    );
+  return {
+    count: get("herald_publish_batch_size_count"),
+    sum: get("herald_publish_batch_size_sum"),
+    ones: get('herald_publish_batch_size_bucket{le="1"}'),
+  };
+};
+
+const xminsOf = (titles: string[]) =>
+  sql<{ xmin: string; n: string }>(
+    server.databaseUrl,
+    "select xmin::text, count(*) as n from notification where title = any($1) group by 1",
+    [titles],
+  );
+
+describe("group commit", () => {
+  it("commits publishes that arrive together in one transaction", async () => {
+    // One slot, held by a slow publish: the hundred that arrive meanwhile form the next batch.
+    const slow = notify(server, { title: "sleep 0.3" });
+    await new Promise((r) => setTimeout(r, 50));
+    const titles = Array.from({ length: 100 }, (_, i) => `together ${i}`);
+    const answers = await Promise.all(titles.map((title) => notify(server, { title })));
+    expect(answers.map((a) => a.status)).toEqual(titles.map(() => 202));
+    expect((await slow).status).toBe(202);
+    const xmins = await xminsOf(titles);
+    expect(xmins).toHaveLength(1);
+    expect(Number(xmins[0]?.n)).toBe(100);
+  });
+
+  it("sends a lone publish at once, in a batch of its own", async () => {
+    const before = await batchSizes();
+    const res = await notify(server, { title: "alone" });
+    expect(res.status).toBe(202);
+    const after = await batchSizes();
+    expect(after.count - before.count).toBe(1);
+    expect(after.ones - before.ones).toBe(1);
+  });
+
+  it("answers none of a batch whose transaction dies before its commit, and stores none", async () => {
+    // The slot is held; then a batch of ten forms, one of which sleeps inside the insert: its
+    // session is terminated there, after some rows were inserted and before the commit.
+    const blocker = notify(server, { title: "sleep 0.3" });
+    await new Promise((r) => setTimeout(r, 50));
+    const titles = ["sleep 5", ...Array.from({ length: 9 }, (_, i) => `doomed ${i}`)];
+    const answers = Promise.all(titles.map((title) => notify(server, { title })));
+    // The ten queue behind the blocker; once it is answered, the batch of ten is the one asleep.
+    expect((await blocker).status).toBe(202);
+    let killed = 0;
+    await waitFor(async () => {
+      const rows = await sql<{ pid: number }>(
+        server.databaseUrl,
+        `select pg_terminate_backend(pid) as pid from pg_stat_activity
+          where datname = current_database() and wait_event = 'PgSleep'
+            and query like '%json_to_recordset%' and pid <> pg_backend_pid()`,
+      );
+      killed += rows.length;
+      return killed > 0;
+    });
+    expect(killed).toBe(1);
+    const statuses = (await answers).map((a) => a.status);
+    expect(statuses).toEqual(titles.map(() => 503));
+    expect(await xminsOf(titles)).toEqual([]);
+    // The server serves on: the same publishes, retried, land.
+    const retried = await Promise.all(titles.slice(1).map((title) => notify(server, { title })));
+    expect(retried.map((a) => a.status)).toEqual(titles.slice(1).map(() => 202));
+  });
+
+  it("fails a bad row's request alone; the rest of its batch lands", async () => {
+    const blocker = notify(server, { title: "sleep 0.3" });
+    await new Promise((r) => setTimeout(r, 50));
+    const titles = Array.from({ length: 10 }, (_, i) => (i === 4 ? "boom" : `fine ${i}`));
+    const answers = await Promise.all(titles.map((title) => notify(server, { title })));
+    await blocker;
+    expect(answers.map((a) => a.status)).toEqual(titles.map((t) => (t === "boom" ? 500 : 202)));
+    const stored = await sql(
+      server.databaseUrl,
+      "select 1 from notification where title like 'fine %'",
+    );
+    expect(stored).toHaveLength(9);
+  });
+
+  it("makes one notification of 50 concurrent duplicates, replaying it byte for byte", async () => {
+    const blocker = notify(server, { title: "sleep 0.3" });
+    await new Promise((r) => setTimeout(r, 50));
+    const body = { title: "once", metadata: { n: 1 } };
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => notify(server, body, { "idempotency-key": "dup-50" })),
+    );
+    await blocker;
+    const created = answers.filter((a) => a.status === 202);
+    const replays = answers.filter((a) => a.status === 200);
+    expect(created).toHaveLength(1);
+    expect(replays).toHaveLength(49);
+    for (const r of replays) {
+      expect(r.text).toBe(created[0]?.text);
+      expect(r.headers.get("idempotent-replayed")).toBe("true");
+    }
+    expect(
+      await sql(server.databaseUrl, "select 1 from notification where title = 'once'"),
+    ).toHaveLength(1);
+    // A different body with the key, in the next batch: 422.
+    const other = await notify(server, { title: "other" }, { "idempotency-key": "dup-50" });
+    expect(other.status).toBe(422);
+  });
+});
