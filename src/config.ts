@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { defaultPushHosts } from "./domain/push-endpoint.ts";
 
@@ -64,6 +65,12 @@ export interface Config {
    * CIDR ranges (HERALD_TRUST_PROXY).
    */
   trustProxy: false | number | string;
+  /**
+   * Processes serving the port (HERALD_PROCESSES, default the number of cores; 1 serves from
+   * this process alone). With more, a supervising process owns the embedded PostgreSQL and
+   * replaces a process that dies.
+   */
+  processes: number;
   /** Whether this process runs a delivery worker (HERALD_WORKER=0 for API-only processes). */
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
@@ -188,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
     signupEnabled: env.HERALD_SIGNUP === "1",
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
+    processes: int(env, "HERALD_PROCESSES", availableParallelism(), 1, 256),
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
     trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),

@@ -1,74 +1,19 @@
 /**
- * `npm start`: configuration → database (embedded unless DATABASE_URL) → migrations → first-start
- * bootstrap → listen. SIGTERM/SIGINT stop accepting, drain in-flight calls, close the database
- * and stop the embedded PostgreSQL.
+ * `npm start`: one serving process (serve.ts) when HERALD_PROCESSES is 1, otherwise a
+ * supervising process (primary.ts) that owns the database and forks that many serving
+ * processes sharing the port. A forked process is told its database by the supervisor.
  */
-import { createWriteStream, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import type { FastifyInstance } from "fastify";
-import { buildApp } from "./app.ts";
+import cluster from "node:cluster";
 import { loadConfig } from "./config.ts";
-import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
-import { type Orm, openDatabase } from "./db/orm.ts";
-import { createSenders } from "./delivery/senders/index.ts";
-import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
-import { firstRunMessage, ownerPasswordIgnored } from "./ops/first-run.ts";
-import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
-import { baseUrlOf } from "./ops/urls.ts";
+import { runPrimary } from "./primary.ts";
+import { serve } from "./serve.ts";
 
 const config = loadConfig();
-let embedded: EmbeddedDatabase | undefined;
-let orm: Orm | undefined;
-let app: FastifyInstance | undefined;
-
-// Installed before anything starts, so that a signal during start-up still stops cleanly.
-let stopping = false;
-async function stop(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  app?.log.info({ signal }, "shutting down");
-  try {
-    await app?.close();
-    await orm?.close();
-  } finally {
-    await embedded?.stop();
-  }
-  process.exit(0);
+if (cluster.isPrimary && config.processes > 1) {
+  runPrimary(config).catch((err: unknown) => {
+    process.stderr.write(`herald failed to start: ${(err as Error).message.split("\n")[0]}\n`);
+    process.exit(1);
+  });
+} else {
+  serve(config, cluster.isWorker);
 }
-process.once("SIGTERM", () => void stop("SIGTERM"));
-process.once("SIGINT", () => void stop("SIGINT"));
-
-async function start() {
-  let url = config.databaseUrl;
-  if (url === undefined) {
-    mkdirSync(config.dataDir, { recursive: true });
-    const pgLog = createWriteStream(join(config.dataDir, "postgres.log"), { flags: "a" });
-    embedded = await startEmbeddedPostgres({ dir: config.dataDir, log: (l) => pgLog.write(l) });
-    if (!embedded.clusterDir.startsWith(config.dataDir)) {
-      process.stdout.write(
-        `The embedded PostgreSQL keeps its data in ${embedded.clusterDir}: its user cannot reach ${config.dataDir}.\n`,
-      );
-    }
-    url = embedded.url;
-  }
-  orm = await openDatabase({ url, poolSize: config.dbPoolSize });
-  const boot = config.bootstrap ? await bootstrapIfEmpty(orm, config.owner) : undefined;
-  const tokenKeys = loadPushTokenKeys(config);
-  app = await buildApp({ config, orm, tokenKeys: tokenKeys.ring, senders: createSenders(config) });
-  app.log.info({ source: tokenKeys.source, key_id: tokenKeys.ring.current.id }, "token key ring");
-  if (stopping) return;
-  await app.listen({ host: config.host, port: config.port });
-  const base = baseUrlOf(config, (app.server.address() as { port: number }).port);
-  if (boot) process.stdout.write(firstRunMessage(boot, base, config));
-  else if (config.owner.password) process.stdout.write(ownerPasswordIgnored);
-  if (!boot) process.stdout.write(`Herald is running: the console is at ${base}/\n`);
-}
-
-start().catch(async (err: unknown) => {
-  // One line a person can act on; the stack helps nobody here (HERALD_LOG_LEVEL=debug shows it).
-  const detail = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`herald failed to start: ${detail.split("\n")[0]}\n`);
-  if (config.logLevel === "debug" && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-  await embedded?.stop();
-  process.exit(1);
-});

@@ -6,7 +6,7 @@ import { setupUrl } from "./urls.ts";
 export function firstRunMessage(boot: Bootstrapped, base: string, config: Config): string {
   const setup = boot.setupToken
     ? `Set the owner's password (${config.owner.email}) in the console with this one-time link,\n` +
-      `valid 24 hours (npm run owner:setup-link prints a new one):\n\n` +
+      `valid 24 hours (npm run owner:reset-password prints a new one):\n\n` +
       `HERALD_OWNER_SETUP_URL=${setupUrl(base, boot.setupToken)}\n\n`
     : "";
   return (
