@@ -227,7 +227,15 @@ export function loadConfig(env: Env = process.env): Config {
     webPushAllowPrivate: env.HERALD_WEB_PUSH_ALLOW_PRIVATE === "1",
     reflection: env.HERALD_REFLECTION !== "0",
     groupCommit: env.HERALD_GROUP_COMMIT !== "0",
-    groupCommitSlots: int(env, "HERALD_GROUP_COMMIT_SLOTS", 4, 1, 64),
+    // Two commits under way per machine by default (measured: more only costs PostgreSQL CPU
+    // on small machines; BENCHMARKS.md), shared among the processes.
+    groupCommitSlots: int(
+      env,
+      "HERALD_GROUP_COMMIT_SLOTS",
+      Math.max(1, Math.ceil(2 / int(env, "HERALD_PROCESSES", availableParallelism(), 1, 256))),
+      1,
+      64,
+    ),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
   };

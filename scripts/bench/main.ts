@@ -44,6 +44,7 @@ import { startFakeApns } from "../../test/fakes/apns-server.ts";
 import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
 import { testCertificate } from "../../test/fakes/tls.ts";
 import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
+import { restMaxWithProcesses } from "./processes.ts";
 import { drive, type Summary, summarize } from "./stats.ts";
 
 const smoke = process.argv.includes("--smoke");
@@ -261,6 +262,7 @@ async function quiesce(): Promise<void> {
 }
 
 let restMax = Number.NaN;
+let commitRate = Number.NaN;
 try {
   if (want(1)) {
     // --- 1. publish over REST ---------------------------------------------------------------
@@ -561,6 +563,7 @@ try {
       );
     };
     const commits = await drive(commit, { seconds: secs(10), concurrency: 50 });
+    commitRate = commits.perSecond;
     // The latency floor under Herald's fixed-rate publish: the same commits, at 500/s.
     const commitsAt500 = await drive(commit, { seconds: secs(10), concurrency: 50, rate: 500 });
     await raw.query("drop table bench_commit");
@@ -625,6 +628,34 @@ try {
       `${Math.round((restMax / commits.perSecond) * 100)}% of PostgreSQL's commit rate, ${Math.round((restMax / bareRate) * 100)}% of a bare Fastify route`,
       { ofCommits: restMax / commits.perSecond, ofFastify: restMax / bareRate },
     );
+  }
+  if (want(6)) {
+    // --- 6. npm start with 1 and 2 processes, and group commit's batch sizes ------------------
+    log("6. npm start itself: REST maximum with 1 and 2 serving processes");
+    for (const n of [1, 2]) {
+      const r = await restMaxWithProcesses(root, serverUrl, n, secs(10), join(work, `data-p${n}`));
+      const share = Number.isNaN(commitRate)
+        ? ""
+        : `; ${Math.round((r.perSecond / commitRate) * 100)}% of PostgreSQL's commit rate`;
+      record(
+        `REST publish, maximum, npm start with ${n} process${n > 1 ? "es" : ""}`,
+        `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}`,
+        r,
+      );
+      const total = r.batches["+Inf"] ?? 0;
+      const dist = Object.entries(r.batches)
+        .filter(([le]) => le !== "+Inf")
+        .map(([le, c], i, all) => {
+          const below = i > 0 ? (all[i - 1]?.[1] ?? 0) : 0;
+          return `≤${le}: ${total ? Math.round(((c - below) / total) * 100) : 0}%`;
+        })
+        .join(", ");
+      record(
+        `group commit batch sizes at that maximum (${n} process${n > 1 ? "es" : ""})`,
+        `mean ${r.meanBatch} publishes per commit; ${total} commits: ${dist}`,
+        { mean: r.meanBatch, batches: r.batches },
+      );
+    }
   }
   // --- report --------------------------------------------------------------------------------
   const pgVersion = (await db.query<{ v: string }>("select current_setting('server_version') as v"))

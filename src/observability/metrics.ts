@@ -62,6 +62,13 @@ export class Metrics {
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500],
       registers,
     });
+    // Which process answered this scrape (several share one port; scrapes land on any).
+    new Gauge({
+      name: "herald_process_info",
+      help: "1, labelled with the answering process's pid",
+      labelNames: ["pid"],
+      registers,
+    }).set({ pid: String(process.pid) }, 1);
     this.#gauges(sources, registers);
   }
 

@@ -1,0 +1,119 @@
+/**
+ * Scenario 6 of `npm run bench`: the REST maximum of `npm start` itself (src/main.ts) with 1 and
+ * with 2 serving processes, each on a fresh database of the benchmark's PostgreSQL, and the
+ * group commit's batch sizes seen under that load (from the processes' own /metrics).
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { createDatabaseIfMissing } from "../../src/db/embedded.ts";
+
+export interface ProcessesResult {
+  processes: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  /** Batches by size bucket (`le`), summed over what the scrapes saw. */
+  batches: Record<string, number>;
+  meanBatch: number;
+}
+
+export async function restMaxWithProcesses(
+  root: string,
+  pgServerUrl: string,
+  processes: number,
+  seconds: number,
+  dataDir: string,
+): Promise<ProcessesResult> {
+  const database = `herald_bench_p${processes}_${process.pid}`;
+  await createDatabaseIfMissing(`${pgServerUrl}/postgres`, database);
+  const child = spawn(process.execPath, [join(root, "src/main.ts")], {
+    env: {
+      ...process.env,
+      DATABASE_URL: `${pgServerUrl}/${database}`,
+      HERALD_BOOTSTRAP: "1",
+      HERALD_PORT: "0",
+      HERALD_PROCESSES: String(processes),
+      HERALD_DATA_DIR: dataDir,
+      HERALD_LOG_LEVEL: "info",
+      HERALD_RATE_LIMIT_BURST: "1000000",
+      HERALD_RATE_LIMIT_PER_SECOND: "1000000",
+      HERALD_MONTHLY_QUOTA: "1000000000",
+      HERALD_DB_POOL_SIZE: "20",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const u = /Server listening at (http:\/\/[\d.:]+)/.exec(out)?.[1];
+      const k = /^HERALD_API_KEY=(hk_\w+)$/m.exec(out)?.[1];
+      if (u && k) {
+        clearInterval(timer);
+        resolve({ url: u, key: k });
+      }
+    }, 50);
+    child.once("exit", (code) => {
+      clearInterval(timer);
+      reject(new Error(`npm start exited with ${code}:\n${out}`));
+    });
+  });
+  const run = (s: number) =>
+    autocannon({
+      url: `${url}/v1/notify`,
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ title: "Deploy finished", priority: "high", topic: "bench" }),
+      connections: 50,
+      duration: s,
+    });
+  await run(Math.min(3, seconds));
+  const before = await batchBuckets(url, processes);
+  const r = await run(seconds);
+  const after = await batchBuckets(url, processes);
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.once("exit", resolve));
+  const batches: Record<string, number> = {};
+  for (const le of Object.keys(after.buckets)) {
+    batches[le] = (after.buckets[le] ?? 0) - (before.buckets[le] ?? 0);
+  }
+  const count = after.count - before.count;
+  return {
+    processes,
+    perSecond: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.non2xx + r.errors,
+    batches,
+    meanBatch: count > 0 ? Math.round(((after.sum - before.sum) / count) * 10) / 10 : 0,
+  };
+}
+
+/**
+ * The batch-size histogram summed over the processes: each scrape lands on one process (the
+ * port hands connections round-robin), so scrape on fresh connections until every process was
+ * seen, by pid.
+ */
+async function batchBuckets(url: string, processes: number) {
+  const seen = new Map<string, string>();
+  for (let i = 0; i < processes * 20 && seen.size < processes; i++) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { connection: "close" } })).text();
+    const pid = /^herald_process_info\{pid="(\d+)"\}/m.exec(text)?.[1] ?? String(i);
+    seen.set(pid, text);
+  }
+  const buckets: Record<string, number> = {};
+  let count = 0;
+  let sum = 0;
+  for (const text of seen.values()) {
+    for (const m of text.matchAll(/^herald_publish_batch_size_bucket\{le="([^"]+)"\} (\d+)/gm)) {
+      buckets[m[1] as string] = (buckets[m[1] as string] ?? 0) + Number(m[2]);
+    }
+    count += Number(/^herald_publish_batch_size_count (\d+)/m.exec(text)?.[1] ?? 0);
+    sum += Number(/^herald_publish_batch_size_sum (\S+)/m.exec(text)?.[1] ?? 0);
+  }
+  return { buckets, count, sum };
+}
