@@ -175,6 +175,15 @@ function apns(env: Env): Config["apns"] {
 }
 
 /** Reads the configuration; throws with the variable's name when a value is unusable. */
+/**
+ * Two commits under way per machine by default, shared among its processes (measured: more only
+ * costs PostgreSQL CPU on a small machine; BENCHMARKS.md).
+ */
+function groupCommitSlots(env: Env): number {
+  const processes = int(env, "HERALD_PROCESSES", availableParallelism(), 1, 256);
+  return int(env, "HERALD_GROUP_COMMIT_SLOTS", Math.max(1, Math.ceil(2 / processes)), 1, 64);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   return {
@@ -227,15 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     webPushAllowPrivate: env.HERALD_WEB_PUSH_ALLOW_PRIVATE === "1",
     reflection: env.HERALD_REFLECTION !== "0",
     groupCommit: env.HERALD_GROUP_COMMIT !== "0",
-    // Two commits under way per machine by default (measured: more only costs PostgreSQL CPU
-    // on small machines; BENCHMARKS.md), shared among the processes.
-    groupCommitSlots: int(
-      env,
-      "HERALD_GROUP_COMMIT_SLOTS",
-      Math.max(1, Math.ceil(2 / int(env, "HERALD_PROCESSES", availableParallelism(), 1, 256))),
-      1,
-      64,
-    ),
+    groupCommitSlots: groupCommitSlots(env),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
   };

@@ -4,7 +4,7 @@
  */
 import { api } from "../api.ts";
 import { navigate, onSubmit, state } from "../app.ts";
-import { field, fill, h, passwordField } from "../dom.ts";
+import { field, h, passwordField } from "../dom.ts";
 
 export function deletePanel(): HTMLElement {
   const email = state.account?.email ?? "";
