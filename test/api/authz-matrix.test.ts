@@ -9,29 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
 import { ServerReflection as ServerReflectionAlpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.ts";
-import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
-import { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
-import { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
-import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
-import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
-import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
-import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
 import { mintCredential } from "../../src/domain/credentials.ts";
 import type { Principal } from "../../src/domain/principal.ts";
 import { allows, type Grant, matrix, rpcName } from "../../src/server/authz.ts";
+import { heraldServices } from "../../src/services/index.ts";
 import { sql } from "../helpers/db.ts";
 import { addKey, ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 
-const services: DescService[] = [
-  NotifyService,
-  AccountService,
-  AuthService,
-  ProjectService,
-  ApiKeyService,
-  DeviceService,
-  InboxService,
-  Health,
-];
+const services: DescService[] = [...heraldServices, Health];
 const methods = services.flatMap((s) => s.methods);
 /** Bidirectional streams, which the HTTP/1.1 calls below cannot make: grpc-protocol.test.ts calls them. */
 const bidiMethods = [ServerReflection, ServerReflectionAlpha].flatMap((s) => s.methods);

@@ -1,27 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
-import { unconfiguredSender } from "../../src/delivery/senders/sender.ts";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
-import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { apnsTestSenders, notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let apns: FakeApns;
 let server: TestServer;
 beforeAll(async () => {
   apns = await startFakeApns();
-  server = await startServer({}, [
-    createApnsSender({
-      teamId: apns.teamId,
-      keyId: apns.keyId,
-      signingKey: apns.signingKey,
-      bundleId: "dev.herald.app",
-      sandbox: false,
-      endpoint: { origin: apns.origin, ca: apns.ca },
-    }),
-    unconfiguredSender("android", "FCM is not configured"),
-    unconfiguredSender("web", "Web Push is not configured"),
-  ]);
+  server = await startServer({}, apnsTestSenders(apns));
 });
 afterAll(async () => {
   await server.close();

@@ -5,11 +5,13 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type Orm, openDatabase } from "../../src/db/orm.ts";
+import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { type Sender, unconfiguredSender } from "../../src/delivery/senders/sender.ts";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
 import { uuidv7 } from "../../src/domain/ids.ts";
 import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
 import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
+import type { FakeApns } from "../fakes/apns-server.ts";
 import { freshDatabase, sql } from "./db.ts";
 import type { JsonBody } from "./http.ts";
 
@@ -21,6 +23,25 @@ export const testTokenKeys = new PushTokenKeyRing(
   ],
   Buffer.alloc(32, 9),
 );
+
+/** Silent, unless HERALD_TEST_LOG=1 asks for the server's errors (to see why a call failed). */
+const testLogger = process.env.HERALD_TEST_LOG ? { level: "error" } : false;
+
+/** APNs pointed at a fake (bundle id `dev.herald.app`), the other platforms unconfigured. */
+export function apnsTestSenders(apns: FakeApns): Sender[] {
+  return [
+    createApnsSender({
+      teamId: apns.teamId,
+      keyId: apns.keyId,
+      signingKey: apns.signingKey,
+      bundleId: "dev.herald.app",
+      sandbox: false,
+      endpoint: { origin: apns.origin, ca: apns.ca },
+    }),
+    unconfiguredSender("android", "FCM is not configured"),
+    unconfiguredSender("web", "Web Push is not configured"),
+  ];
+}
 
 /** No provider configured: tests that push pass their own senders, pointed at fakes. */
 export function defaultTestSenders(): Sender[] {
@@ -84,7 +105,7 @@ export async function startServer(
     orm,
     tokenKeys: testTokenKeys,
     senders,
-    logger: process.env.HERALD_TEST_LOG ? { level: "error" } : false,
+    logger: testLogger,
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const port = (app.server.address() as { port: number }).port;
@@ -175,7 +196,7 @@ export async function startPeer(
     orm,
     tokenKeys: testTokenKeys,
     senders,
-    logger: process.env.HERALD_TEST_LOG ? { level: "error" } : false,
+    logger: testLogger,
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   return {
