@@ -15,6 +15,7 @@ import type { Config } from "./config.ts";
 import type { Orm } from "./db/orm.ts";
 import { createDeliveryQueue, type DeliveryQueue } from "./db/queue/delivery-queue.ts";
 import { createRepositories, type Repositories } from "./db/repositories/index.ts";
+import { SharedBuckets, SharedRateLimiter } from "./db/repositories/rate-limits.ts";
 import { RetentionTimer } from "./delivery/retention-timer.ts";
 import type { Sender } from "./delivery/senders/sender.ts";
 import { StreamHub } from "./delivery/stream-hub.ts";
@@ -22,7 +23,7 @@ import { DeliveryWorker } from "./delivery/worker.ts";
 import { LoginLimiter } from "./domain/login-limiter.ts";
 import { domainRules } from "./domain/notify-rules.ts";
 import type { PushTokenKeyRing } from "./domain/push-token-crypto.ts";
-import { TokenBucketLimiter } from "./domain/token-bucket.ts";
+import { type RateLimiter, TokenBucketLimiter } from "./domain/token-bucket.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { requestIdKey } from "./server/context.ts";
 import { registerHealthService } from "./server/grpc/health.ts";
@@ -63,6 +64,27 @@ function groupCommitOf(config: Config, metrics: Metrics) {
     maxBatch: 500,
     onBatch: (size: number) => metrics.publishBatchSize.observe(size),
   };
+}
+
+/** The per-credential limit: shared through PostgreSQL by every process, or this one's own. */
+function rateLimiter(app: FastifyInstance, orm: Orm, config: Config): RateLimiter {
+  const { rateLimitBurst: burst, rateLimitPerSecond: perSecond } = config;
+  if (!config.rateLimitShared) return new TokenBucketLimiter(burst, perSecond);
+  const shared = new SharedRateLimiter(orm, burst, perSecond);
+  app.addHook("onClose", () => shared.close());
+  return shared;
+}
+
+/** Failed-login throttles: shared through PostgreSQL with the rate limit, or this process's. */
+function loginLimiter(orm: Orm, config: Config): LoginLimiter {
+  const limits = {
+    failuresPerAccount: config.loginFailuresPerAccount,
+    failuresPerAddress: config.loginFailuresPerAddress,
+  };
+  if (!config.rateLimitShared) return new LoginLimiter(limits);
+  return new LoginLimiter(limits, undefined, (name, burst, perSecond) => {
+    return new SharedBuckets(orm, name, burst, perSecond);
+  });
 }
 
 /** This process's delivery worker (HERALD_WORKER=0 runs none). */
@@ -121,10 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         repos,
         queue,
         hub,
-        limiter: new LoginLimiter({
-          failuresPerAccount: config.loginFailuresPerAccount,
-          failuresPerAddress: config.loginFailuresPerAddress,
-        }),
+        limiter: loginLimiter(orm, config),
         log: app.log,
         onPublished: () => worker?.wake(),
         webPushPublicKey: senders.find((s) => s.platform === "web" && !s.unconfigured)?.publicKey,
@@ -142,9 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       createLoggingInterceptor(app.log, metrics),
       createSessionCookieInterceptor(config.publicUrl),
       createAuthInterceptor(repos.credentials, config.publicUrl),
-      createRateLimitInterceptor(
-        new TokenBucketLimiter(config.rateLimitBurst, config.rateLimitPerSecond),
-      ),
+      createRateLimitInterceptor(rateLimiter(app, orm, config)),
       createValidateInterceptor(domainRules),
     ],
     contextValues: (req) =>

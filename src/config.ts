@@ -35,6 +35,11 @@ export interface Config {
   rateLimitBurst: number;
   /** Token bucket per credential: tokens added per second. */
   rateLimitPerSecond: number;
+  /**
+   * Whether the rate limit is one bucket per credential shared through PostgreSQL by every
+   * process (the default), or each process's own (HERALD_RATE_LIMIT_SHARED=0).
+   */
+  rateLimitShared: boolean;
   /** How long a verified credential is trusted without asking the database again. Revocation
    * reaches every process within this time, so it must stay at or below 1 second. */
   credentialCacheMs: number;
@@ -199,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyWaitMs: int(env, "HERALD_IDEMPOTENCY_WAIT_MS", 5000, 0, 60000),
     rateLimitBurst: int(env, "HERALD_RATE_LIMIT_BURST", 60, 1, 1_000_000),
     rateLimitPerSecond: int(env, "HERALD_RATE_LIMIT_PER_SECOND", 10, 1, 1_000_000),
+    rateLimitShared: env.HERALD_RATE_LIMIT_SHARED !== "0",
     credentialCacheMs: int(env, "HERALD_CREDENTIAL_CACHE_MS", 500, 0, 1000),
     shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
     signupEnabled: env.HERALD_SIGNUP === "1",

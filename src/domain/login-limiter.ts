@@ -1,9 +1,11 @@
 /**
  * Failed password logins are limited per account (email) and per client address, so that
  * guessing is slow against one account and from one address. Only failures spend tokens: a
- * correct password is never refused while tokens remain.
+ * correct password is never refused while tokens remain. The buckets are this process's own by
+ * default; the server gives shared ones (PostgreSQL, db/repositories/rate-limits.ts) so that the
+ * limits hold however many processes serve.
  */
-import { TokenBucketLimiter } from "./token-bucket.ts";
+import { type TakeResult, TokenBucketLimiter } from "./token-bucket.ts";
 
 export interface LoginLimits {
   /** Failures per account: a bucket of this many, refilled one per minute. */
@@ -12,25 +14,37 @@ export interface LoginLimits {
   failuresPerAddress: number;
 }
 
-export class LoginLimiter {
-  readonly #perAccount: TokenBucketLimiter;
-  readonly #perAddress: TokenBucketLimiter;
+/** Token buckets by key: peek to see, take to spend. */
+export interface Buckets {
+  peek(key: string): TakeResult | Promise<TakeResult>;
+  take(key: string): TakeResult | Promise<TakeResult>;
+}
 
-  constructor(limits: LoginLimits, now?: () => number) {
-    this.#perAccount = new TokenBucketLimiter(limits.failuresPerAccount, 1 / 60, now);
-    this.#perAddress = new TokenBucketLimiter(limits.failuresPerAddress, 1 / 10, now);
+/** Makes the buckets of one limit: `burst` tokens, refilled at `perSecond`, named `name`. */
+export type BucketsFactory = (name: string, burst: number, perSecond: number) => Buckets;
+
+export class LoginLimiter {
+  readonly #perAccount: Buckets;
+  readonly #perAddress: Buckets;
+
+  constructor(limits: LoginLimits, now?: () => number, buckets?: BucketsFactory) {
+    const make: BucketsFactory =
+      buckets ?? ((_name, burst, perSecond) => new TokenBucketLimiter(burst, perSecond, now));
+    this.#perAccount = make("login-account", limits.failuresPerAccount, 1 / 60);
+    this.#perAddress = make("login-address", limits.failuresPerAddress, 1 / 10);
   }
 
   /** Seconds to wait before trying again, or undefined when a try is allowed. */
-  blocked(email: string, address: string): number | undefined {
-    const a = this.#perAccount.peek(email.toLowerCase());
-    const b = this.#perAddress.peek(address);
+  async blocked(email: string, address: string): Promise<number | undefined> {
+    const [a, b] = await Promise.all([
+      this.#perAccount.peek(email.toLowerCase()),
+      this.#perAddress.peek(address),
+    ]);
     if (a.allowed && b.allowed) return undefined;
     return Math.max(a.retryAfterSeconds, b.retryAfterSeconds);
   }
 
-  failed(email: string, address: string): void {
-    this.#perAccount.take(email.toLowerCase());
-    this.#perAddress.take(address);
+  async failed(email: string, address: string): Promise<void> {
+    await Promise.all([this.#perAccount.take(email.toLowerCase()), this.#perAddress.take(address)]);
   }
 }

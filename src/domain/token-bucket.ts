@@ -13,12 +13,19 @@ export interface TakeResult {
   resetSeconds: number;
 }
 
+/** What the rate-limit interceptor needs of a limiter: this process's, or the shared one. */
+export interface RateLimiter {
+  readonly burst: number;
+  readonly perSecond: number;
+  take(key: string): TakeResult | Promise<TakeResult>;
+}
+
 interface Bucket {
   tokens: number;
   updatedMs: number;
 }
 
-export class TokenBucketLimiter {
+export class TokenBucketLimiter implements RateLimiter {
   readonly burst: number;
   readonly perSecond: number;
   readonly #buckets = new Map<string, Bucket>();

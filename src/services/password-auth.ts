@@ -17,7 +17,7 @@ export async function authenticatePassword(
   password: string,
 ): Promise<AccountRow> {
   const address = ctx.values.get(clientAddressKey);
-  const wait = deps.limiter.blocked(email, address);
+  const wait = await deps.limiter.blocked(email, address);
   if (wait !== undefined) {
     throw heraldError("rate_limited", "too many failed logins; wait before trying again", {
       retryAfterSeconds: wait,
@@ -26,7 +26,7 @@ export async function authenticatePassword(
   }
   const account = await deps.accounts.findByEmail(email);
   if (!(await verifyPassword(account?.passwordHash ?? null, password)) || !account) {
-    deps.limiter.failed(email, address);
+    await deps.limiter.failed(email, address);
     throw heraldError("unauthenticated", "wrong email or password");
   }
   return account;

@@ -11,7 +11,7 @@ export interface HeraldProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs `node src/main.ts` as a user would, and waits until it listens. */
+/** Runs `node src/main.ts` as a user would, and waits until it has started (every process). */
 export async function spawnHerald(
   env: Record<string, string>,
   opts: { ownGroup?: boolean } = {},
@@ -36,7 +36,10 @@ export async function spawnHerald(
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
       const m = /Server listening at (http:\/\/[\d.:]+)/.exec(out);
-      if (m?.[1]) {
+      // Started: the last line of the start's own message (first start or not), which a
+      // supervisor prints once every serving process listens.
+      const started = /^(Herald is running|Sign-up is (open|closed))/m.test(out);
+      if (m?.[1] && started) {
         clearInterval(timer);
         resolve(m[1]);
       }

@@ -5,6 +5,7 @@ import { Migration0004Deliveries } from "./0004-deliveries.ts";
 import { Migration0005Retention } from "./0005-retention.ts";
 import { Migration0006Console } from "./0006-console.ts";
 import { Migration0007Expiry } from "./0007-expiry.ts";
+import { Migration0008RateBuckets } from "./0008-rate-buckets.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   { name: "0005-retention", class: Migration0005Retention },
   { name: "0006-console", class: Migration0006Console },
   { name: "0007-expiry", class: Migration0007Expiry },
+  { name: "0008-rate-buckets", class: Migration0008RateBuckets },
 ];

@@ -58,6 +58,10 @@ export class RetentionRepository {
        ) select count(*) as n from gone`,
       [new Date(now.getTime() - 3_600_000)],
     );
+    // Rate buckets untouched for an hour are full again: their rows only take room.
+    await this.#db.execute("delete from rate_bucket where updated_at < ?", [
+      new Date(now.getTime() - 3_600_000),
+    ]);
     return { notifications, idempotencyRecords, deviceLogins: Number(logins[0]?.n ?? 0) };
   }
 

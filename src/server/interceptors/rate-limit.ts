@@ -4,12 +4,12 @@
  * refusal carries `Retry-After` and a RetryInfo detail.
  */
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { TokenBucketLimiter } from "../../domain/token-bucket.ts";
+import type { RateLimiter } from "../../domain/token-bucket.ts";
 import { heraldError } from "../../errors.ts";
 import { clientAddressKey, principalKey } from "../../services/context.ts";
 import { isProtocolService } from "../authz.ts";
 
-export function createRateLimitInterceptor(limiter: TokenBucketLimiter): Interceptor {
+export function createRateLimitInterceptor(limiter: RateLimiter): Interceptor {
   const window = Math.ceil(limiter.burst / limiter.perSecond);
   const policy = `"credential";q=${limiter.burst};w=${window}`;
   return (next) => async (req) => {
@@ -18,7 +18,7 @@ export function createRateLimitInterceptor(limiter: TokenBucketLimiter): Interce
     // Authenticated calls spend their credential's tokens; public ones (sign-up, login steps)
     // their client address's.
     const principal = req.contextValues.get(principalKey);
-    const r = limiter.take(
+    const r = await limiter.take(
       principal ? principal.credentialId : `addr:${req.contextValues.get(clientAddressKey)}`,
     );
     const headers = {

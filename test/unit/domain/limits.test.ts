@@ -18,21 +18,21 @@ describe("TokenBucketLimiter", () => {
 });
 
 describe("LoginLimiter", () => {
-  it("blocks an account after its failures, whatever the address, and not before", () => {
+  it("blocks an account after its failures, whatever the address, and not before", async () => {
     let now = 0;
     const l = new LoginLimiter({ failuresPerAccount: 2, failuresPerAddress: 100 }, () => now);
-    expect(l.blocked("a@example.com", "1.1.1.1")).toBeUndefined();
-    l.failed("A@example.com", "1.1.1.1");
-    l.failed("a@example.com", "2.2.2.2");
-    expect(l.blocked("a@example.com", "3.3.3.3")).toBe(60);
-    expect(l.blocked("b@example.com", "3.3.3.3")).toBeUndefined();
+    expect(await l.blocked("a@example.com", "1.1.1.1")).toBeUndefined();
+    await l.failed("A@example.com", "1.1.1.1");
+    await l.failed("a@example.com", "2.2.2.2");
+    expect(await l.blocked("a@example.com", "3.3.3.3")).toBe(60);
+    expect(await l.blocked("b@example.com", "3.3.3.3")).toBeUndefined();
     now = 60_000;
-    expect(l.blocked("a@example.com", "3.3.3.3")).toBeUndefined();
+    expect(await l.blocked("a@example.com", "3.3.3.3")).toBeUndefined();
   });
 });
 
 describe("rollupStatus", () => {
-  it("reports the notification's state from its deliveries", () => {
+  it("reports the notification's state from its deliveries", async () => {
     expect(rollupStatus("queued", {})).toBe("queued");
     expect(rollupStatus("no_devices", {})).toBe("no_devices");
     expect(rollupStatus("delivering", { pending: 1, sent: 1 })).toBe("delivering");
