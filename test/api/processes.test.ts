@@ -35,6 +35,9 @@ const publish = (url: string, key: string, title: string) =>
     method: "POST",
     headers: { authorization: `Bearer ${key}` },
     body: JSON.stringify({ title }),
+    // A connection handed to the process just as it died can be left unanswered: a client's
+    // timeout, then its retry, deal with it.
+    signal: AbortSignal.timeout(5000),
   });
 
 describe("HERALD_PROCESSES", () => {
