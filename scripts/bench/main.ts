@@ -563,7 +563,33 @@ try {
       );
     };
     const commits = await drive(commit, { seconds: secs(10), concurrency: 50 });
-    commitRate = commits.perSecond;
+    // Issue 11's yardstick: one transaction per request with two inserts (a notification and its
+    // idempotency claim), 32 clients.
+    const txPool = new pg.Pool({ connectionString: databaseUrl, max: 32 });
+    const twoInserts = async () => {
+      const c = await txPool.connect();
+      try {
+        await c.query("begin");
+        for (let i = 0; i < 2; i++) {
+          await c.query(
+            `insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)
+             values ($1, $2, 'bench', 'Deploy finished', '', 'high', 'queued', now())`,
+            [uuidv7(), projectId],
+          );
+        }
+        await c.query("commit");
+      } finally {
+        c.release();
+      }
+    };
+    const transactions = await drive(twoInserts, { seconds: secs(10), concurrency: 32 });
+    await txPool.end();
+    commitRate = transactions.perSecond;
+    record(
+      "PostgreSQL: transactions of two inserts, one per request (32 clients)",
+      `${transactions.perSecond}/s, p99 ${transactions.p99} ms`,
+      transactions,
+    );
     // The latency floor under Herald's fixed-rate publish: the same commits, at 500/s.
     const commitsAt500 = await drive(commit, { seconds: secs(10), concurrency: 50, rate: 500 });
     await raw.query("drop table bench_commit");
@@ -625,8 +651,12 @@ try {
     );
     record(
       "Herald REST publish as a share of the limits",
-      `${Math.round((restMax / commits.perSecond) * 100)}% of PostgreSQL's commit rate, ${Math.round((restMax / bareRate) * 100)}% of a bare Fastify route`,
-      { ofCommits: restMax / commits.perSecond, ofFastify: restMax / bareRate },
+      `${Math.round((restMax / commits.perSecond) * 100)}% of PostgreSQL's single-row commit rate, ${(restMax / commitRate).toFixed(2)}× its two-insert transaction rate, ${Math.round((restMax / bareRate) * 100)}% of a bare Fastify route`,
+      {
+        ofCommits: restMax / commits.perSecond,
+        ofTransactions: restMax / commitRate,
+        ofFastify: restMax / bareRate,
+      },
     );
   }
   if (want(6)) {
@@ -636,10 +666,10 @@ try {
       const r = await restMaxWithProcesses(root, serverUrl, n, secs(10), join(work, `data-p${n}`));
       const share = Number.isNaN(commitRate)
         ? ""
-        : `; ${Math.round((r.perSecond / commitRate) * 100)}% of PostgreSQL's commit rate`;
+        : `; ${(r.perSecond / commitRate).toFixed(2)}× PostgreSQL's two-insert transaction rate`;
       record(
         `REST publish, maximum, npm start with ${n} process${n > 1 ? "es" : ""}`,
-        `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}`,
+        `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}; memory of all its processes at that load: ${r.peakRssMb} MB`,
         r,
       );
       const total = r.batches["+Inf"] ?? 0;

@@ -3,7 +3,7 @@
  * with 2 serving processes, each on a fresh database of the benchmark's PostgreSQL, and the
  * group commit's batch sizes seen under that load (from the processes' own /metrics).
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { createDatabaseIfMissing } from "../../src/db/embedded.ts";
@@ -17,6 +17,28 @@ export interface ProcessesResult {
   /** Batches by size bucket (`le`), summed over what the scrapes saw. */
   batches: Record<string, number>;
   meanBatch: number;
+  /** Largest resident memory of the supervisor and its serving processes together, sampled. */
+  peakRssMb: number;
+}
+
+/** Resident memory (MB) of a process and its children, by ps. */
+function rssMb(pid: number): number {
+  try {
+    const own = execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" });
+    let kids = "";
+    try {
+      kids = execFileSync("ps", ["-o", "rss=", "--ppid", String(pid)], { encoding: "utf8" });
+    } catch {
+      // no children (one process)
+    }
+    const kb = `${own}\n${kids}`
+      .split("\n")
+      .map((l) => Number(l.trim()) || 0)
+      .reduce((a, b) => a + b, 0);
+    return Math.round(kb / 1024);
+  } catch {
+    return 0;
+  }
 }
 
 export async function restMaxWithProcesses(
@@ -73,7 +95,13 @@ export async function restMaxWithProcesses(
     });
   await run(Math.min(3, seconds));
   const before = await batchBuckets(url, processes);
+  let peakRssMb = 0;
+  const sampler = setInterval(() => {
+    peakRssMb = Math.max(peakRssMb, rssMb(child.pid as number));
+  }, 500);
   const r = await run(seconds);
+  clearInterval(sampler);
+  peakRssMb = Math.max(peakRssMb, rssMb(child.pid as number));
   const after = await batchBuckets(url, processes);
   child.kill("SIGTERM");
   await new Promise((resolve) => child.once("exit", resolve));
@@ -90,6 +118,7 @@ export async function restMaxWithProcesses(
     errors: r.non2xx + r.errors,
     batches,
     meanBatch: count > 0 ? Math.round(((after.sum - before.sum) / count) * 10) / 10 : 0,
+    peakRssMb,
   };
 }
 
