@@ -63,7 +63,7 @@ export async function runPrimary(config: Config): Promise<void> {
   await orm.close();
   // Generated keys are written once, here, before several processes would race to make them.
   loadPushTokenKeys(config);
-  if (!config.vapid) loadVapidKeys(config);
+  loadVapidKeys(config);
 
   const env = { DATABASE_URL: url, HERALD_BOOTSTRAP: "0" };
   const fork = () => cluster.fork(env);

@@ -13,6 +13,21 @@ export interface TakeResult {
   resetSeconds: number;
 }
 
+/** The answer of a bucket holding `tokens` (after the take, if one was taken). */
+export function takeResult(
+  tokens: number,
+  allowed: boolean,
+  burst: number,
+  perSecond: number,
+): TakeResult {
+  return {
+    allowed,
+    remaining: Math.floor(tokens),
+    retryAfterSeconds: allowed ? 0 : Math.ceil((1 - tokens) / perSecond),
+    resetSeconds: Math.ceil((burst - tokens) / perSecond),
+  };
+}
+
 /** What the rate-limit interceptor needs of a limiter: this process's, or the shared one. */
 export interface RateLimiter {
   readonly burst: number;
@@ -59,12 +74,7 @@ export class TokenBucketLimiter implements RateLimiter {
     if (allowed && consume) bucket.tokens -= 1;
     this.#buckets.set(key, bucket);
     if (this.#buckets.size > 10_000) this.#sweep(now);
-    return {
-      allowed,
-      remaining: Math.floor(bucket.tokens),
-      retryAfterSeconds: allowed ? 0 : Math.ceil((1 - bucket.tokens) / this.perSecond),
-      resetSeconds: Math.ceil((this.burst - bucket.tokens) / this.perSecond),
-    };
+    return takeResult(bucket.tokens, allowed, this.burst, this.perSecond);
   }
 
   #sweep(now: number): void {

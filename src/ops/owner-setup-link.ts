@@ -12,7 +12,7 @@ import { baseUrlOf, setupUrl } from "./urls.ts";
 const config = loadConfig();
 await withDatabase(config, async (orm) => {
   const accounts = new AccountRepository(orm);
-  const owner = (await accounts.findByEmail(config.owner.email)) ?? (await accounts.first());
+  const owner = await accounts.owner(config.owner.email);
   if (!owner) {
     process.stderr.write("no account yet: npm start creates the owner's at its first start\n");
     process.exitCode = 1;

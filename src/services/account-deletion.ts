@@ -37,7 +37,7 @@ export async function deleteAccount(
     });
   }
   await confirmPassword(deps, ctx, account.email, req.password, "password");
-  const owner = (await accounts.findByEmail(config.owner.email)) ?? (await accounts.first());
+  const owner = await accounts.owner(config.owner.email);
   if (owner?.id === accountId) {
     throw heraldError(
       "failed_precondition",

@@ -58,6 +58,11 @@ export class AccountRepository {
     await this.#orm.em.fork().nativeUpdate(Account, { id }, { passwordHash });
   }
 
+  /** The server's owner: the account of `email` (HERALD_OWNER_EMAIL), else the first account. */
+  async owner(email: string): Promise<AccountRow | null> {
+    return (await this.findByEmail(email)) ?? (await this.first());
+  }
+
   /** The server's first account: the owner of a single-owner server. */
   async first(): Promise<AccountRow | null> {
     const rows = await this.#orm.em.fork().find(Account, {}, { orderBy: { id: "asc" }, limit: 1 });

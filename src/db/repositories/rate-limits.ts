@@ -7,7 +7,7 @@
  * Tokens a process leased but did not spend within a second go back to the bucket.
  */
 import type { Buckets } from "../../domain/login-limiter.ts";
-import type { RateLimiter, TakeResult } from "../../domain/token-bucket.ts";
+import { type RateLimiter, type TakeResult, takeResult } from "../../domain/token-bucket.ts";
 import type { Orm } from "../orm.ts";
 
 /* Refills the bucket for the time passed, then grants up to $want whole tokens of it. */
@@ -50,7 +50,7 @@ export class SharedBuckets implements Buckets {
       .getConnection()
       .execute<{ tokens: number }[]>(peekStatement, [this.#burst, this.#perSecond, this.#key(key)]);
     const tokens = row ? Number(row.tokens) : this.#burst;
-    return this.#result(tokens, tokens >= 1);
+    return takeResult(tokens, tokens >= 1, this.#burst, this.#perSecond);
   }
 
   async take(key: string): Promise<TakeResult> {
@@ -61,20 +61,11 @@ export class SharedBuckets implements Buckets {
       this.#burst,
       this.#perSecond,
     );
-    return this.#result(tokens, granted > 0);
+    return takeResult(tokens, granted > 0, this.#burst, this.#perSecond);
   }
 
   #key(key: string): string {
     return `${this.#name}:${key}`;
-  }
-
-  #result(tokens: number, allowed: boolean): TakeResult {
-    return {
-      allowed,
-      remaining: Math.floor(tokens),
-      retryAfterSeconds: allowed ? 0 : Math.ceil((1 - tokens) / this.#perSecond),
-      resetSeconds: Math.ceil((this.#burst - tokens) / this.#perSecond),
-    };
   }
 }
 

@@ -26,11 +26,14 @@ export interface HealthOptions {
 
 export function registerHealthService(router: ConnectRouter, opts: HealthOptions): void {
   const known = new Set(["", ...opts.services, ...opts.alwaysServing]);
-  const status = async (service: string): Promise<Status> => {
+  /** Every service's status from one readiness reading (the database's: read once per call). */
+  const statusIn = (ready: boolean, service: string): Status => {
     if (!known.has(service)) return Status.SERVICE_UNKNOWN;
-    if (opts.alwaysServing.includes(service)) return Status.SERVING;
-    return (await opts.readiness.problem()) === undefined ? Status.SERVING : Status.NOT_SERVING;
+    if (opts.alwaysServing.includes(service) || ready) return Status.SERVING;
+    return Status.NOT_SERVING;
   };
+  const ready = async () => (await opts.readiness.problem()) === undefined;
+  const status = async (service: string): Promise<Status> => statusIn(await ready(), service);
   const answer = (s: Status): HealthCheckResponse =>
     create(HealthCheckResponseSchema, { status: s });
 
@@ -57,7 +60,8 @@ export function registerHealthService(router: ConnectRouter, opts: HealthOptions
     },
     async list() {
       const statuses: Record<string, HealthCheckResponse> = {};
-      for (const name of known) statuses[name] = answer(await status(name));
+      const now = await ready();
+      for (const name of known) statuses[name] = answer(statusIn(now, name));
       return { statuses };
     },
   });

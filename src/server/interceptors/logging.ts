@@ -61,7 +61,7 @@ export function createLoggingInterceptor(log: FastifyBaseLogger, metrics: Metric
       }
       // A database that is down (restarting, failing over) is no bug in the request: the call
       // is answered `unavailable` with a Retry-After, which clients retry.
-      if (isDatabaseUnavailable(err) || isDatabaseUnavailable((err as Error)?.cause)) {
+      if (isDatabaseUnavailable(err)) {
         log.warn({ ...count("unavailable"), code: "unavailable", err }, "database unavailable");
         throw heraldError("unavailable", "the database is unavailable; retry shortly", {
           retryAfterSeconds: 1,

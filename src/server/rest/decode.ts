@@ -10,7 +10,7 @@ import {
   type JsonValue,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { keepsValue } from "../../domain/json-number.ts";
+import { keepsValue, mayLoseDigits } from "../../domain/json-number.ts";
 import type { FieldViolation } from "../../errors.ts";
 
 /** The field name used for problems with the request body as a whole. */
@@ -115,6 +115,8 @@ export function parseBody(
   const inexact: { path: string; source: string }[] = [];
   if (text.trim() === "") return { body: undefined, inexact };
   try {
+    // The publish path's common body has no number to check: parse it plainly.
+    if (!mayLoseDigits(text)) return { body: JSON.parse(text), inexact };
     const parsed = JSON.parse(text, (_key, value, context?: { source?: string }) =>
       typeof value === "number" && context?.source && !keepsValue(context.source, value)
         ? new InexactNumber(value, context.source)
