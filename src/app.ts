@@ -19,6 +19,7 @@ import { SharedBuckets, SharedRateLimiter } from "./db/repositories/rate-limits.
 import { RetentionTimer } from "./delivery/retention-timer.ts";
 import type { Sender } from "./delivery/senders/sender.ts";
 import { StreamHub } from "./delivery/stream-hub.ts";
+import { WebhookWorker } from "./delivery/webhook-worker.ts";
 import { DeliveryWorker } from "./delivery/worker.ts";
 import { LoginLimiter } from "./domain/login-limiter.ts";
 import { domainRules } from "./domain/notify-rules.ts";
@@ -94,6 +95,7 @@ function createWorker(
   repos: Repositories,
   log: FastifyBaseLogger,
   metrics: Metrics,
+  hub: StreamHub,
 ): DeliveryWorker {
   const { config } = deps;
   return new DeliveryWorker({
@@ -106,6 +108,28 @@ function createWorker(
     // Under the lease, so that a send still outstanding here is never claimed by another.
     sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),
     onOutcome: (platform, outcome) => metrics.deliveries.inc({ platform, outcome }),
+    ackIntervalScale: config.ackIntervalScale,
+    onRepeated: (ids) => {
+      void hub.tellStreams({ kind: "repeat", ids }).catch((err: unknown) => {
+        log.warn({ err }, "telling streams of repeats failed");
+      });
+    },
+  });
+}
+
+/** This process's webhook sender, beside its delivery worker. */
+function createWebhookWorker(deps: AppDeps, orm: Orm, log: FastifyBaseLogger): WebhookWorker {
+  const { config } = deps;
+  return new WebhookWorker({
+    db: () => orm.em.getConnection(),
+    keys: deps.tokenKeys,
+    log,
+    leaseSeconds: config.deliveryLeaseSeconds,
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivate: config.webhookAllowPrivate,
+    disableAfter: config.webhookDisableAfter,
+    pollMs: 200,
+    backoffScale: config.webhookBackoffScale,
   });
 }
 
@@ -125,11 +149,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     log: app.log,
     groupCommit: groupCommitOf(config, metrics),
   });
+  app.addHook("onClose", () => repos.quota.close());
   const queue = createDeliveryQueue(orm, config.deliveryLeaseSeconds);
   const hub = new StreamHub(orm.config.get("clientUrl") as string, queue, app.log);
   const readiness = new Readiness(() => repos.health.problem());
   const worker = config.workerEnabled
-    ? createWorker(deps, queue, repos, app.log, metrics)
+    ? createWorker(deps, queue, repos, app.log, metrics, hub)
     : undefined;
   for (const s of senders)
     if (s.unconfigured) app.log.warn({ platform: s.platform }, s.unconfigured);
@@ -179,6 +204,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerLifecycle(app, {
     hub,
     worker,
+    webhooks: worker && createWebhookWorker(deps, orm, app.log),
     retention: worker && new RetentionTimer(repos.retention, config.retentionDays, app.log),
     senders,
     credentials: repos.credentials,

@@ -76,6 +76,11 @@ export interface Config {
    * replaces a process that dies.
    */
   processes: number;
+  /**
+   * V8 heap settings of the serving processes a supervisor forks (HERALD_PROCESS_HEAP_MB: the
+   * old generation's limit, with 8 MB semi-spaces; 0 leaves V8's defaults).
+   */
+  processHeapMb: number;
   /** Whether this process runs a delivery worker (HERALD_WORKER=0 for API-only processes). */
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
@@ -113,6 +118,18 @@ export interface Config {
    * worker connects wherever an endpoint points.
    */
   webPushAllowPrivate: boolean;
+  /**
+   * Webhooks: endpoints may be private, loopback or link-local (HERALD_WEBHOOK_ALLOW_PRIVATE=1,
+   * tests and in-house receivers only); an endpoint is disabled after this many failed attempts
+   * in a row (HERALD_WEBHOOK_DISABLE_AFTER); each attempt waits this long for an answer; the
+   * retry backoff is multiplied by `webhookBackoffScale` (1; tests shrink it).
+   */
+  webhookAllowPrivate: boolean;
+  webhookDisableAfter: number;
+  webhookTimeoutMs: number;
+  webhookBackoffScale: number;
+  /** Multiplies acknowledgement repeat and escalation intervals (1; tests shrink it). */
+  ackIntervalScale: number;
   /**
    * Group commit of publishes (HERALD_GROUP_COMMIT=0 turns it off: one commit per publish), with
    * this many batches committing at once (HERALD_GROUP_COMMIT_SLOTS).
@@ -211,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
     processes: int(env, "HERALD_PROCESSES", availableParallelism(), 1, 256),
+    processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 256, 0, 65_536),
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
     trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),
@@ -240,10 +258,21 @@ export function loadConfig(env: Env = process.env): Config {
         .filter((h) => h !== ""),
     ],
     webPushAllowPrivate: env.HERALD_WEB_PUSH_ALLOW_PRIVATE === "1",
+    ...webhookSettings(env),
     reflection: env.HERALD_REFLECTION !== "0",
     groupCommit: env.HERALD_GROUP_COMMIT !== "0",
     groupCommitSlots: groupCommitSlots(env),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
+  };
+}
+
+function webhookSettings(env: Env) {
+  return {
+    webhookAllowPrivate: env.HERALD_WEBHOOK_ALLOW_PRIVATE === "1",
+    webhookDisableAfter: int(env, "HERALD_WEBHOOK_DISABLE_AFTER", 50, 1, 100_000),
+    webhookTimeoutMs: 10_000,
+    webhookBackoffScale: 1,
+    ackIntervalScale: 1,
   };
 }

@@ -55,6 +55,11 @@ export const catalogue = {
     status: 409,
     title: "Not possible in the current state",
   },
+  not_cancelable: {
+    connect: Code.FailedPrecondition,
+    status: 409,
+    title: "Nothing left to cancel",
+  },
   rate_limited: { connect: Code.ResourceExhausted, status: 429, title: "Too many requests" },
   quota_exceeded: {
     connect: Code.ResourceExhausted,

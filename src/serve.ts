@@ -4,34 +4,17 @@
  * in-flight calls, close the database and stop the embedded PostgreSQL if this process started
  * it. Under a supervisor (primary.ts) the supervisor owns the database and says what happened.
  */
-import { createWriteStream, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
-import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
+import type { EmbeddedDatabase } from "./db/embedded.ts";
 import { type Orm, openDatabase } from "./db/orm.ts";
 import { createSenders } from "./delivery/senders/index.ts";
 import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
+import { startEmbedded } from "./ops/embedded.ts";
 import { firstRunMessage, ownerPasswordIgnored } from "./ops/first-run.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 import { baseUrlOf } from "./ops/urls.ts";
-
-/** The embedded PostgreSQL in the data directory, its log beside it. */
-export async function startEmbedded(config: Config): Promise<EmbeddedDatabase> {
-  mkdirSync(config.dataDir, { recursive: true });
-  const pgLog = createWriteStream(join(config.dataDir, "postgres.log"), { flags: "a" });
-  const embedded = await startEmbeddedPostgres({
-    dir: config.dataDir,
-    log: (l) => pgLog.write(l),
-  });
-  if (!embedded.clusterDir.startsWith(config.dataDir)) {
-    process.stdout.write(
-      `The embedded PostgreSQL keeps its data in ${embedded.clusterDir}: its user cannot reach ${config.dataDir}.\n`,
-    );
-  }
-  return embedded;
-}
 
 /** Serves until a signal; `supervised` when a primary process runs this one. */
 export function serve(config: Config, supervised: boolean): void {

@@ -22,7 +22,7 @@ import os from "node:os";
 import { join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import autocannon from "autocannon";
 import { type LoadTestResult, loadTest } from "loadtest";
@@ -45,6 +45,7 @@ import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
 import { testCertificate } from "../../test/fakes/tls.ts";
 import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
 import { restMaxWithProcesses } from "./processes.ts";
+import { rawGrpcCaller } from "./raw-grpc.ts";
 import { drive, type Summary, summarize } from "./stats.ts";
 
 const smoke = process.argv.includes("--smoke");
@@ -323,17 +324,20 @@ try {
   if (want(2)) {
     // --- 2. publish over gRPC and Connect ---------------------------------------------------
     log("2. publish over gRPC and Connect (generated client)");
-    for (const [name, transport] of [
-      ["gRPC", createGrpcTransport({ baseUrl: url })],
-      ["Connect", createConnectTransport({ baseUrl: url, httpVersion: "1.1" })],
-    ] as const) {
+    const request = { title: "Deploy finished", priority: "high", topic: "bench" };
+    const generated = (transport: Transport) => {
       const client = createClient(NotifyService, transport);
-      const call = async () => {
-        await client.notify(
-          { title: "Deploy finished", priority: "high", topic: "bench" },
-          { headers: auth },
-        );
+      return async () => {
+        await client.notify(request, { headers: auth });
       };
+    };
+    const raw = rawGrpcCaller(url, "/herald.v1.NotifyService/Notify", auth);
+    const message = toBinary(NotifyRequestSchema, create(NotifyRequestSchema, request));
+    for (const [name, call] of [
+      ["gRPC", generated(createGrpcTransport({ baseUrl: url }))],
+      ["Connect", generated(createConnectTransport({ baseUrl: url, httpVersion: "1.1" }))],
+      ["gRPC (bare HTTP/2 client)", () => raw.call(message)],
+    ] as const) {
       await drive(call, { seconds: secs(2), concurrency: 10 });
       record(
         `${name} publish at 500/s offered`,
@@ -343,6 +347,7 @@ try {
       const s = await drive(call, { seconds: secs(10), concurrency: 50 });
       record(`${name} publish, maximum (50 concurrent)`, fmt(s), s);
     }
+    raw.close();
     // The generated client costs CPU on the cores the server uses, more than autocannon does.
     // To compare the server's gRPC and REST paths alone, one C load generator drives both.
     const h2 = h2loadMax();

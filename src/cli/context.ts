@@ -24,6 +24,11 @@ export interface Io {
   prompt?: (question: string, hidden: boolean) => Promise<string>;
   /** Ends long-running commands (`listen`); SIGINT in the real CLI. */
   signal?: AbortSignal;
+  /**
+   * Single key presses on the terminal (`herald listen`'s `a` to acknowledge), while the
+   * returned function has not been called. Absent when standard input is no terminal.
+   */
+  onKey?: (handler: (key: string) => void) => () => void;
 }
 
 /** What `herald login` and `herald listen` remember. Written with mode 0600. */

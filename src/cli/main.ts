@@ -13,10 +13,11 @@ import { login, logout, whoami } from "./commands/auth.ts";
 import { devices } from "./commands/devices.ts";
 import { history } from "./commands/history.ts";
 import { keys } from "./commands/keys.ts";
-import { listen } from "./commands/listen.ts";
+import { ack, listen } from "./commands/listen.ts";
 import { notify } from "./commands/notify.ts";
 import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
+import { webhooks } from "./commands/webhooks.ts";
 import { Context, describeFailure, exit, type Io } from "./context.ts";
 
 const commands: Command[] = [
@@ -26,8 +27,10 @@ const commands: Command[] = [
   notify,
   run,
   listen,
+  ack,
   ...projects,
   ...keys,
+  ...webhooks,
   ...devices,
   ...history,
   tokensList,
@@ -224,6 +227,29 @@ async function readStdin(waitMs?: number): Promise<string | undefined> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/**
+ * Key presses from a terminal, in raw mode while someone listens (Ctrl-C then arrives as a key,
+ * not a signal: it aborts as SIGINT would).
+ */
+function keysOnTerminal(abort: AbortController) {
+  return (handler: (key: string) => void) => {
+    const onData = (d: Buffer) => {
+      for (const key of d.toString("utf8")) {
+        if (key === "\x03") abort.abort();
+        else handler(key);
+      }
+    };
+    process.stdin.setRawMode(true);
+    process.stdin.on("data", onData);
+    process.stdin.resume();
+    return () => {
+      process.stdin.off("data", onData);
+      process.stdin.setRawMode(false);
+      process.stdin.pause();
+    };
+  };
+}
+
 /** The process entry: real stdio, SIGINT ends `listen`. */
 export async function main(): Promise<void> {
   const abort = new AbortController();
@@ -236,6 +262,7 @@ export async function main(): Promise<void> {
     env: process.env,
     signal: abort.signal,
     prompt: promptOnTerminal,
+    ...(process.stdin.isTTY ? { onKey: keysOnTerminal(abort) } : {}),
   });
   process.exitCode = code;
 }

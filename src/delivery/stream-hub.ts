@@ -3,19 +3,57 @@
  * statement NOTIFYs it for the notifications that reached stream devices, so the news arrives
  * when the fan-out commits (never inside a publish). Each process then hands the new deliveries
  * of the stream devices connected to it to their streams.
+ *
+ * A publish committed by this process is handed over in memory at once to the streams of this
+ * process whose device its fan-out will reach (same account, topic filter admits it); when the
+ * fan-out's NOTIFY arrives, those streams only record the delivery as sent. A device's filter
+ * is read when it subscribes and again whenever any process says the device changed
+ * (`deviceChanged`: topic filter, sign-out), on a second channel.
  */
 import pg from "pg";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import { announceChunk, deliveryChannel } from "../db/queue/fan-out.ts";
+import type { NotificationRow } from "../db/queue/publish.ts";
 import type { Log } from "../domain/log.ts";
+import { namesProjects, topicAdmits } from "../domain/topic-filter.ts";
 
-type Listener = (notificationIds: string[]) => void;
+/** The channel that tells every process a device's filter or sign-in changed. */
+const deviceChannel = "herald_device";
+/** The channel for repeats and clears of notifications awaiting acknowledgement. */
+const inboxChannel = "herald_inbox";
+
+/** News for streams: notifications sent again, or one acknowledged (clear it). */
+export type InboxNews =
+  | { kind: "repeat"; ids: string[] }
+  | { kind: "cleared"; id: string; by: string };
+
+/** What a stream's device accepts: its account, and its topic filter. */
+export interface StreamFilter {
+  accountId: string;
+  topics: readonly string[];
+}
+
+export interface StreamSubscriber {
+  deviceId: string;
+  /** Ids of new deliveries for this device, committed (from the fan-out or a catch-up). */
+  onIds: (notificationIds: string[]) => void;
+  /** A notification this process just committed that the device's fan-out will reach. */
+  onRow: (row: NotificationRow) => void;
+  /** Notifications it has, sent again while awaiting acknowledgement. */
+  onRepeat: (notificationIds: string[]) => void;
+  /** A notification it has was acknowledged (here or elsewhere). */
+  onCleared: (notificationId: string, byDeviceId: string) => void;
+  /** Reads the device's filter again (undefined: signed out, hand it nothing in memory). */
+  reload: () => Promise<StreamFilter | undefined>;
+  filter: StreamFilter | undefined;
+}
 
 export class StreamHub {
   readonly #url: string;
   readonly #queue: DeliveryQueue;
   readonly #log: Log;
-  readonly #subscribers = new Map<string, Set<Listener>>();
+  readonly #subscribers = new Map<string, Set<StreamSubscriber>>();
+  readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
   #client: pg.Client | undefined;
   #closed = false;
   #reconnecting = false;
@@ -40,7 +78,11 @@ export class StreamHub {
 
   async #connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.#url });
-    client.on("notification", (msg) => void this.#dispatch(msg.payload));
+    client.on("notification", (msg) => {
+      if (msg.channel === deviceChannel) void this.#reload(msg.payload);
+      else if (msg.channel === inboxChannel) void this.#inbox(msg.payload);
+      else void this.#dispatch(msg.payload);
+    });
     client.on("error", (err) => {
       this.#log.warn({ err }, "stream hub connection lost; reconnecting");
       if (this.#client === client) this.#client = undefined;
@@ -49,6 +91,8 @@ export class StreamHub {
     });
     await client.connect();
     await client.query(`listen ${deliveryChannel}`);
+    await client.query(`listen ${deviceChannel}`);
+    await client.query(`listen ${inboxChannel}`);
     this.#client = client;
   }
 
@@ -90,11 +134,6 @@ export class StreamHub {
     }
   }
 
-  /**
-   * Aborted when the server begins to shut down: open streams end at once (their clients
-   * reconnect, to another process or to this one restarted) instead of holding the shutdown
-   * for its whole grace period.
-   */
   /** Live streams connected to this process. */
   get streamCount(): number {
     let n = 0;
@@ -102,6 +141,11 @@ export class StreamHub {
     return n;
   }
 
+  /**
+   * Aborted when the server begins to shut down: open streams end at once (their clients
+   * reconnect, to another process or to this one restarted) instead of holding the shutdown
+   * for its whole grace period.
+   */
   get ending(): AbortSignal {
     return this.#ending.signal;
   }
@@ -110,15 +154,78 @@ export class StreamHub {
     this.#ending.abort();
   }
 
-  /** Registers a stream of a device; the callback gets the ids of its new deliveries. */
-  subscribe(deviceId: string, listener: Listener): () => void {
-    const set = this.#subscribers.get(deviceId) ?? new Set();
-    set.add(listener);
-    this.#subscribers.set(deviceId, set);
+  /** Registers a stream of a device; returns how to unregister it. */
+  subscribe(sub: StreamSubscriber): () => void {
+    const set = this.#subscribers.get(sub.deviceId) ?? new Set();
+    set.add(sub);
+    this.#subscribers.set(sub.deviceId, set);
+    const account = sub.filter?.accountId;
+    if (account) {
+      const mine = this.#byAccount.get(account) ?? new Set();
+      mine.add(sub);
+      this.#byAccount.set(account, mine);
+    }
     return () => {
-      set.delete(listener);
-      if (set.size === 0) this.#subscribers.delete(deviceId);
+      set.delete(sub);
+      if (set.size === 0) this.#subscribers.delete(sub.deviceId);
+      const mine = account ? this.#byAccount.get(account) : undefined;
+      mine?.delete(sub);
+      if (account && mine?.size === 0) this.#byAccount.delete(account);
     };
+  }
+
+  /**
+   * Hands a notification this process just committed to this process's streams that its
+   * fan-out will reach. `projectName` is asked only when a filter names projects.
+   */
+  async handOver(
+    row: NotificationRow,
+    accountId: string,
+    projectName: () => Promise<string | undefined>,
+  ): Promise<void> {
+    const subs = this.#byAccount.get(accountId);
+    if (!subs) return;
+    let project: string | undefined;
+    for (const sub of subs) {
+      const topics = sub.filter?.topics;
+      if (!topics) continue;
+      if (namesProjects(topics) && project === undefined) project = (await projectName()) ?? "";
+      // As the device will see it after the fan-out: on its way.
+      if (topicAdmits(topics, project ?? "", row.topic))
+        sub.onRow({ ...row, status: "delivering" });
+    }
+  }
+
+  /** Tells every process's streams of repeats or a clear. */
+  async tellStreams(news: InboxNews): Promise<void> {
+    await this.#client?.query("select pg_notify($1, $2)", [inboxChannel, JSON.stringify(news)]);
+  }
+
+  async #inbox(payload: string | undefined): Promise<void> {
+    if (!payload || this.#subscribers.size === 0) return;
+    const news = JSON.parse(payload) as InboxNews;
+    const ids = news.kind === "repeat" ? news.ids : [news.id];
+    await this.#handEach(
+      (deviceId) => this.#queue.deliveredTo(deviceId, ids),
+      (sub, theirs) =>
+        news.kind === "repeat" ? sub.onRepeat(theirs) : sub.onCleared(news.id, news.by),
+    );
+  }
+
+  /** Tells every process that a device's filter or sign-in changed. */
+  async deviceChanged(deviceId: string): Promise<void> {
+    await this.#client?.query("select pg_notify($1, $2)", [deviceChannel, deviceId]);
+  }
+
+  async #reload(deviceId: string | undefined): Promise<void> {
+    for (const sub of (deviceId && this.#subscribers.get(deviceId)) || []) {
+      try {
+        sub.filter = await sub.reload();
+      } catch (err) {
+        sub.filter = undefined; // the NOTIFY path still serves it
+        this.#log.warn({ err, device_id: deviceId }, "reloading a stream's filter failed");
+      }
+    }
   }
 
   async #dispatch(payload: string | undefined): Promise<void> {
@@ -127,12 +234,18 @@ export class StreamHub {
     await this.#handEach((deviceId) => this.#queue.streamBacklog(deviceId, { ids }));
   }
 
-  /** For each connected device, its notification ids by `find`, handed to its streams. */
-  async #handEach(find: (deviceId: string) => Promise<string[]>): Promise<void> {
-    for (const [deviceId, listeners] of this.#subscribers) {
+  /**
+   * For each connected device, its notification ids by `find`, handed to its streams (as new
+   * deliveries, unless `hand` says otherwise).
+   */
+  async #handEach(
+    find: (deviceId: string) => Promise<string[]>,
+    hand: (sub: StreamSubscriber, ids: string[]) => void = (sub, ids) => sub.onIds(ids),
+  ): Promise<void> {
+    for (const [deviceId, subs] of this.#subscribers) {
       try {
         const mine = await find(deviceId);
-        if (mine.length > 0) for (const l of listeners) l(mine);
+        if (mine.length > 0) for (const s of subs) hand(s, mine);
       } catch (err) {
         this.#log.warn({ err, device_id: deviceId }, "handing deliveries to a stream failed");
       }

@@ -17,6 +17,7 @@ import type { DeviceRepository } from "../db/repositories/devices.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
+import { sendClears } from "./clears.ts";
 import type { PushMessage, Sender, SendResult } from "./senders/sender.ts";
 
 export interface WorkerOptions {
@@ -36,6 +37,10 @@ export interface WorkerOptions {
    * lease, so that no other worker claims a delivery whose send is still outstanding here).
    */
   sendTimeoutMs?: number;
+  /** Multiplies acknowledgement intervals (tests shrink it). */
+  ackIntervalScale: number;
+  /** Notifications sent again while awaiting acknowledgement (for the live streams). */
+  onRepeated?: (ids: string[]) => void;
   /** Told each send's outcome (sent, retry, failed, expired), for metrics. */
   onOutcome?: (platform: string, outcome: "sent" | "retry" | "failed" | "expired") => void;
 }
@@ -46,6 +51,7 @@ export class DeliveryWorker {
   #stopped = false;
   #wake: (() => void) | undefined;
   #woken = false;
+  #lastRelease = 0;
   #lastSweep = 0;
   #lastClaim = 0;
   #lastClaimEmpty = false;
@@ -65,6 +71,7 @@ export class DeliveryWorker {
       maxInFlight: 2000,
       sendTimeoutMs: 10_000,
       onOutcome: () => {},
+      onRepeated: () => {},
       ...opts,
     };
   }
@@ -119,6 +126,20 @@ export class DeliveryWorker {
   /** One round of work; true when there may be more right away. */
   async #tick(): Promise<boolean> {
     const t0 = performance.now();
+    // Scheduled notifications come due on the clock: looked for at most every 200 ms, released
+    // to the fan-out just below.
+    if (Date.now() - this.#lastRelease >= 200) {
+      this.#lastRelease = Date.now();
+      await this.#o.queue.releaseDue(this.#o.batch);
+      // Acknowledgements awaited: repeats (push deliveries pending again, streams told) and
+      // escalations (new notifications, fanned out just below).
+      const repeated = await this.#o.queue.repeatDue(this.#o.batch, this.#o.ackIntervalScale);
+      if (repeated.length > 0) this.#o.onRepeated(repeated);
+      await this.#o.queue.escalateDue(this.#o.batch);
+      const clears = await this.#o.queue.claimClears(100);
+      if (clears.length > 0)
+        void sendClears(clears, this.#o.senders, this.#o.tokenKeys, this.#o.log);
+    }
     const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
@@ -244,6 +265,7 @@ export class DeliveryWorker {
       message: d.message,
       priority: d.priority,
       clickUrl: d.click_url,
+      awaitsAck: d.awaits_ack,
       expiresAt: until,
       hasTtl: d.expires_at !== null,
     };

@@ -1,6 +1,7 @@
 /**
  * A notification's status as the API reports it, from its stored status and its deliveries'
- * states: `queued` and `no_devices` are stored; otherwise `delivering` while any delivery is
+ * states: `scheduled`, `canceled` (a scheduled one canceled whole), `queued` and `no_devices`
+ * are stored; otherwise `delivering` while any delivery is
  * pending. Once none is: `delivered` when every device has it in hand (fetched, acknowledged or
  * opened), `sent` when every device's provider or stream accepted it but some device has not
  * confirmed it yet, `failed` or `expired` when no device got it, and `partially_delivered` or
@@ -8,7 +9,8 @@
  * `delivered` is never claimed on a provider's word alone (docs/delivery.md, "States").
  */
 export function rollupStatus(stored: string, counts: Record<string, number>): string {
-  if (stored === "queued" || stored === "no_devices") return stored;
+  if (stored === "queued" || stored === "no_devices" || stored === "scheduled") return stored;
+  if (stored === "canceled") return stored;
   const n = (s: string) => counts[s] ?? 0;
   if (n("pending") > 0) return "delivering";
   const confirmed = n("delivered") + n("opened");

@@ -5,7 +5,9 @@
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { FieldViolation } from "../errors.ts";
+import { type AckInput, ackViolations } from "./acknowledgement.ts";
 import { refusePublicUrl } from "./public-url.ts";
+import { type ScheduleInput, scheduleViolations } from "./schedule.ts";
 
 export const limits = {
   metadataBytes: 2048,
@@ -13,7 +15,7 @@ export const limits = {
 } as const;
 
 /** The subset of a publish request these rules read. */
-export interface NotifyInput {
+export interface NotifyInput extends ScheduleInput, AckInput {
   title: string;
   clickUrl?: string | undefined;
   metadata?: JsonObject | undefined;
@@ -24,8 +26,8 @@ export function compactJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function notifyViolations(req: NotifyInput): FieldViolation[] {
-  const out: FieldViolation[] = [];
+export function notifyViolations(req: NotifyInput, now = new Date()): FieldViolation[] {
+  const out: FieldViolation[] = [...scheduleViolations(req, now), ...ackViolations(req)];
   if (req.title.length > 0 && req.title.trim() === "") {
     out.push({ field: "title", message: "must not be blank" });
   }

@@ -150,6 +150,22 @@ export class Herald {
     }
   }
 
+  /**
+   * Cancels what of a notification was not sent yet: a scheduled one whole, or the copies no
+   * provider has been handed. Idempotent; `not_cancelable` when everything was already sent.
+   */
+  async cancelNotification(id: string): Promise<Notification> {
+    try {
+      const res = await this.#client.cancelNotification(
+        { id },
+        { headers: this.#headers, timeoutMs: this.#timeoutMs },
+      );
+      return res.notification as Notification;
+    } catch (err) {
+      throw HeraldError.from(err);
+    }
+  }
+
   /** One page of the project's notifications, newest first. */
   async listNotifications(
     filter: ListFilter = {},

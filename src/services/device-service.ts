@@ -30,6 +30,8 @@ export interface DeviceDeps {
   notifications: NotificationRepository;
   /** Wakes the worker and live streams after a test notification was committed. */
   onEnqueued: (notificationId: string) => void;
+  /** A device's topic filter or sign-in changed: live streams read it again. */
+  onDeviceChanged: (deviceId: string) => void;
   accounts: AccountRepository;
   projects: ProjectRepository;
   credentials: CredentialVerifier;
@@ -42,7 +44,7 @@ export interface DeviceDeps {
 
 export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof DeviceService> {
   const { devices, pairingCodes, notifications, onEnqueued, accounts, projects } = deps;
-  const { credentials, limiter } = deps;
+  const { credentials, limiter, onDeviceChanged } = deps;
   const self = async (accountId: string, id: string) => {
     const device = await devices.get(accountId, id);
     if (!device) throw heraldError("unauthenticated", "this device is signed out");
@@ -119,13 +121,16 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
     async setTopicFilter(req, ctx) {
       const p = principalOf(ctx);
       await self(p.accountId, p.credentialId);
-      return { device: deviceToProto(await devices.setTopics(p.credentialId, req.topics)) };
+      const device = await devices.setTopics(p.credentialId, req.topics);
+      onDeviceChanged(device.id);
+      return { device: deviceToProto(device) };
     },
 
     async signOutDevice(_req, ctx) {
       const p = principalOf(ctx);
       await devices.signOut(p.accountId, p.credentialId);
       credentials.forget(p.credentialId);
+      onDeviceChanged(p.credentialId);
       return {};
     },
 
@@ -164,6 +169,7 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
         throw heraldError("not_found", `device ${req.id} not found`);
       }
       credentials.forget(req.id);
+      onDeviceChanged(req.id);
       return {};
     },
   };

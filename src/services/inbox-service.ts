@@ -14,17 +14,20 @@ import {
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
 import type { DeviceRepository } from "../db/repositories/devices.ts";
-import type { NotificationRepository } from "../db/repositories/notifications.ts";
+import type { NotificationRepository, NotificationRow } from "../db/repositories/notifications.ts";
+import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { StreamHub } from "../delivery/stream-hub.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { principalOf } from "./scope.ts";
+import { filterOf, StreamInbox } from "./stream-inbox.ts";
 
 export interface InboxDeps {
   deliveries: DeliveryRepository;
   queue: DeliveryQueue;
   devices: DeviceRepository;
   notifications: NotificationRepository;
+  projects: ProjectRepository;
   hub: StreamHub;
   /** At most this long between two messages of a stream (≤ 30 s). */
   keepaliveMs: number;
@@ -55,16 +58,36 @@ const shuttingDown = () =>
     metadata: { "retry-after": "1" },
   });
 
+const notificationMessage = (row: NotificationRow): SubscribeResponse =>
+  create(SubscribeResponseSchema, {
+    event: { case: "notification", value: notificationToProto(row) },
+  });
+
+const clearedMessage = (id: string, byDeviceId: string): SubscribeResponse =>
+  create(SubscribeResponseSchema, { event: { case: "cleared", value: { id, byDeviceId } } });
+
 const keepalive = (): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "keepalive", value: timestampNow() } });
 
 export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxService> {
-  const { deliveries, queue, devices, notifications, hub, keepaliveMs } = deps;
+  const { deliveries, queue, devices, notifications, projects, hub, keepaliveMs } = deps;
 
-  const mine = async (deviceId: string, id: string) => {
-    if (!(await deliveries.isFor(deviceId, id))) {
-      throw heraldError("not_found", `notification ${id} not found for this device`);
+  /**
+   * The notification is this device's. A notification handed over in memory reaches a stream
+   * before the fan-out has written its delivery: while one of the device's account is still
+   * `queued`, wait for the fan-out (at most 2 s) rather than answer not_found.
+   */
+  const mine = async (ctx: HandlerContext, id: string) => {
+    const { credentialId: deviceId, accountId } = principalOf(ctx);
+    if (await deliveries.isFor(deviceId, id)) return deviceId;
+    const row = await notifications.byId(id);
+    const fanningOut =
+      row?.status === "queued" && (await projects.get(accountId, row.project_id)) !== null;
+    for (let waited = 0; fanningOut && waited < 2000; waited += 25) {
+      await new Promise((r) => setTimeout(r, 25));
+      if (await deliveries.isFor(deviceId, id)) return deviceId;
     }
+    throw heraldError("not_found", `notification ${id} not found for this device`);
   };
 
   /** The calling device, when it may subscribe with this `since`. */
@@ -86,48 +109,53 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
   return {
     async *subscribe(req, ctx) {
       const device = await streamDevice(ctx, req.since);
+      const inbox = new StreamInbox(device.id);
       // Register before catching up so nothing published meanwhile is missed.
-      const pending: string[] = [];
-      let wake: (() => void) | undefined;
-      const unsubscribe = hub.subscribe(device.id, (ids) => {
-        pending.push(...ids);
-        wake?.();
+      const unsubscribe = hub.subscribe({
+        deviceId: device.id,
+        filter: filterOf(device),
+        reload: async () => filterOf(await devices.get(device.accountId, device.id)),
+        onIds: (ids) => inbox.committed(ids),
+        onRow: (row) => inbox.handed(row),
+        onRepeat: (ids) => inbox.repeated(ids),
+        onCleared: (id, by) => inbox.cleared(id, by),
       });
-      const sent = new Set<string>();
       // The call ends when the client goes or the server begins to shut down.
       const ended = AbortSignal.any([ctx.signal, hub.ending]);
       try {
         // With `since`, everything newer not acknowledged; without, what was never handed to
         // this device (published while it was away, even before it ever saw one).
-        pending.push(
-          ...(req.since
+        inbox.committed(
+          req.since
             ? await queue.streamBacklog(device.id, { since: req.since })
-            : await queue.pendingStream(device.id, 0)),
+            : await queue.pendingStream(device.id, 0),
         );
         while (!ended.aborted) {
-          // Everything that is waiting, at once: one query to load, one to mark, then yield.
-          const batch = pending.splice(0, 500).filter((id) => !sent.has(id));
-          if (batch.length > 0) {
-            // Only catch-up and live can overlap, early on: keep the memory of ids bounded.
-            if (sent.size > 10_000) sent.clear();
-            for (const id of batch) sent.add(id);
-            const rows = await notifications.byIds(batch);
+          // Handed over in memory: sent at once; marked when the fan-out's news comes.
+          const handed = inbox.takeHanded();
+          for (const row of handed) yield notificationMessage(row);
+          if (handed.length > 0) continue;
+          // Acknowledged somewhere: clear it. Awaiting acknowledgement: show it again.
+          const cleared = inbox.takeCleared();
+          for (const c of cleared) yield clearedMessage(c.id, c.by);
+          const repeats = inbox.takeRepeats();
+          for (const row of await notifications.byIds(repeats)) yield notificationMessage(row);
+          if (cleared.length > 0 || repeats.length > 0) continue;
+          const { load, mark } = inbox.takeCommitted();
+          if (load.length > 0 || mark.length > 0) {
+            const rows = await notifications.byIds(load);
             // Marked `sent` while they are written, not before: no commit stands between a
             // publish and the device. The mark runs to the end even if the stream closes now.
-            const marking = queue.markStreamed(device.id, batch);
+            const marking = queue.markStreamed(device.id, [...mark, ...load]);
             marking.catch(() => {});
-            for (const row of rows) {
-              yield create(SubscribeResponseSchema, {
-                event: { case: "notification", value: notificationToProto(row) },
-              });
-            }
+            for (const row of rows) yield notificationMessage(row);
             await marking;
             continue;
           }
           const quiet = waitForNews(keepaliveMs, ended);
-          wake = quiet.wake;
+          inbox.wake = quiet.wake;
           const timedOut = await quiet.timedOut;
-          wake = undefined;
+          inbox.wake = undefined;
           if (timedOut) yield keepalive();
         }
         if (hub.ending.aborted && !ctx.signal.aborted) throw shuttingDown();
@@ -137,8 +165,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     },
 
     async fetchNotification(req, ctx) {
-      const deviceId = principalOf(ctx).credentialId;
-      await mine(deviceId, req.id);
+      const deviceId = await mine(ctx, req.id);
       const row = await notifications.byId(req.id);
       if (!row) throw heraldError("not_found", `notification ${req.id} not found`);
       await deliveries.markByDevice(deviceId, req.id, "delivered");
@@ -146,15 +173,17 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     },
 
     async ackNotification(req, ctx) {
-      const deviceId = principalOf(ctx).credentialId;
-      await mine(deviceId, req.id);
+      const deviceId = await mine(ctx, req.id);
       await deliveries.markByDevice(deviceId, req.id, "delivered");
+      // The person's acknowledgement: the first one stops repeats and clears the others.
+      if (req.acknowledge && (await queue.acknowledge(req.id, deviceId))) {
+        await hub.tellStreams({ kind: "cleared", id: req.id, by: deviceId });
+      }
       return {};
     },
 
     async markOpened(req, ctx) {
-      const deviceId = principalOf(ctx).credentialId;
-      await mine(deviceId, req.id);
+      const deviceId = await mine(ctx, req.id);
       await deliveries.markByDevice(deviceId, req.id, "opened");
       return {};
     },

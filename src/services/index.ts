@@ -7,6 +7,7 @@ import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
+import { WebhookService } from "../../gen/herald/v1/webhook_service_pb.ts";
 import type { Config } from "../config.ts";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import type { Repositories } from "../db/repositories/index.ts";
@@ -20,6 +21,7 @@ import { createDeviceService } from "./device-service.ts";
 import { createInboxService } from "./inbox-service.ts";
 import { createNotifyService } from "./notify-service.ts";
 import { createProjectService } from "./project-service.ts";
+import { createWebhookService } from "./webhook-service.ts";
 
 /** The services Herald serves, for gRPC health and reflection. */
 export const heraldServices = [
@@ -30,6 +32,7 @@ export const heraldServices = [
   ApiKeyService,
   DeviceService,
   InboxService,
+  WebhookService,
 ] as const;
 
 export interface ServiceDeps {
@@ -46,7 +49,22 @@ export interface ServiceDeps {
 
 export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
   const { config, repos, queue, hub, limiter, log, onPublished } = deps;
-  router.service(NotifyService, createNotifyService({ ...repos, onPublished, config }));
+  router.service(
+    NotifyService,
+    createNotifyService({
+      ...repos,
+      config,
+      cancel: queue.cancel,
+      // Wake this process's worker, and hand it to this process's streams it will reach.
+      onPublished: (row, accountId) => {
+        onPublished();
+        const project = async () => (await repos.projects.get(accountId, row.project_id))?.name;
+        void hub.handOver(row, accountId, project).catch((err: unknown) => {
+          log.warn({ err }, "handing a notification to streams failed");
+        });
+      },
+    }),
+  );
   router.service(AccountService, createAccountService({ ...repos, limiter, config }));
   router.service(AuthService, createAuthService({ ...repos, limiter, config }));
   router.service(ProjectService, createProjectService(repos.projects));
@@ -63,6 +81,16 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
         onPublished();
         void hub.announce([id]).catch((err: unknown) => log.warn({ err }, "announce"));
       },
+      onDeviceChanged: (id) => {
+        void hub.deviceChanged(id).catch((err: unknown) => log.warn({ err }, "device changed"));
+      },
+    }),
+  );
+  router.service(
+    WebhookService,
+    createWebhookService({
+      ...repos,
+      allowPrivate: config.webhookAllowPrivate,
     }),
   );
   router.service(

@@ -111,6 +111,15 @@ export function notificationToProto(
     status: rollupStatus(row.status, counts),
     createdAt: timestampFromDate(row.created_at),
     expiresAt: ts(row.expires_at),
+    deliverAt: ts(row.deliver_at),
+    requireAck: row.require_ack ?? false,
+    repeatEverySeconds: row.repeat_every_seconds ?? undefined,
+    escalateAfterSeconds: row.escalate_after_seconds ?? undefined,
+    acknowledgedAt: ts(row.acknowledged_at),
+    acknowledgedByDeviceId: row.acknowledged_by ?? "",
+    repeats: row.repeats ?? 0,
+    escalatedAt: ts(row.escalated_at),
+    escalationId: row.escalation_id ?? "",
     deliveries: create(DeliverySummarySchema, {
       total: Object.values(counts).reduce((a, b) => a + b, 0),
       pending: n("pending"),
@@ -118,6 +127,7 @@ export function notificationToProto(
       delivered: n("delivered") + n("opened"),
       failed: n("failed"),
       expired: n("expired"),
+      canceled: n("canceled"),
     }),
     deviceDeliveries: perDevice.map((d) =>
       create(DeviceDeliverySchema, {

@@ -10,6 +10,7 @@ import {
   type NotifyService,
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { Config } from "../config.ts";
+import type { CancelOutcome } from "../db/queue/schedule.ts";
 import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
 import type {
   NotificationRepository,
@@ -17,10 +18,13 @@ import type {
   PublishResult,
 } from "../db/repositories/notifications.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { QuotaLedger } from "../db/repositories/quota.ts";
 import type { UsageRepository } from "../db/repositories/usage.ts";
+import { ackSchedule, defaultRepeatSeconds } from "../domain/acknowledgement.ts";
 import { requestFingerprint } from "../domain/fingerprint.ts";
 import { uuidv7 } from "../domain/ids.ts";
 import { monthOf } from "../domain/month.ts";
+import { deliverAtOf } from "../domain/schedule.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { projectScope } from "./scope.ts";
@@ -40,6 +44,16 @@ function fingerprintOf(req: NotifyRequest): Buffer {
     click_url: req.clickUrl ?? null,
     metadata: req.metadata ?? null,
     ttl_seconds: req.ttlSeconds ?? null,
+    // Only when given, so that fingerprints of requests without a schedule stay as they were.
+    ...(req.deliverAt !== undefined && { deliver_at: req.deliverAt }),
+    ...(req.delaySeconds !== undefined && { delay_seconds: req.delaySeconds }),
+    ...(req.requireAck && {
+      require_ack: true,
+      repeat_every_seconds: req.repeatEverySeconds ?? null,
+      escalate_after_seconds: req.escalateAfterSeconds ?? null,
+      escalate_to_topic: req.escalateToTopic,
+      escalate_to_project: req.escalateToProject,
+    }),
   });
 }
 
@@ -60,10 +74,13 @@ function parsePageToken(token: string): string {
 export interface NotifyDeps {
   notifications: NotificationRepository;
   deliveries: DeliveryRepository;
-  /** Called after a publish committed: wakes this process's delivery worker. */
-  onPublished: () => void;
+  /** Called after a publish committed: wakes the worker, hands it to this process's streams. */
+  onPublished: (row: NotificationRow, accountId: string) => void;
   projects: ProjectRepository;
   usage: UsageRepository;
+  quota: QuotaLedger;
+  /** Cancels what of a notification was not sent (db/queue/schedule.ts). */
+  cancel: (projectId: string, id: string) => Promise<CancelOutcome>;
   config: Config;
 }
 
@@ -76,8 +93,17 @@ function quotaExceeded(quota: number, now: Date) {
   );
 }
 
-/** The row a publish inserts: defaults filled in, `queued` for the fan-out. */
-function rowOf(req: NotifyRequest, projectId: string, now: Date): NotificationRow {
+/** The row a publish inserts: defaults filled in, `queued` for the fan-out or `scheduled`. */
+function rowOf(
+  req: NotifyRequest,
+  projectId: string,
+  now: Date,
+  ack: { escalateProjectId: string | null; scale: number },
+): NotificationRow {
+  const deliverAt = deliverAtOf(req, now);
+  // A ttl counts from the delivery time, and so do repeats and the escalation.
+  const from = (deliverAt ?? now).getTime();
+  const { nextRepeatAt, escalateAt } = ackSchedule(req, new Date(from), ack.scale);
   return {
     id: uuidv7(now.getTime()),
     project_id: projectId,
@@ -88,10 +114,17 @@ function rowOf(req: NotifyRequest, projectId: string, now: Date): NotificationRo
     click_url: req.clickUrl ?? null,
     metadata: req.metadata ?? null,
     ttl_seconds: req.ttlSeconds ?? null,
-    status: "queued",
+    status: deliverAt ? "scheduled" : "queued",
     created_at: now,
-    expires_at:
-      req.ttlSeconds === undefined ? null : new Date(now.getTime() + req.ttlSeconds * 1000),
+    expires_at: req.ttlSeconds === undefined ? null : new Date(from + req.ttlSeconds * 1000),
+    deliver_at: deliverAt,
+    require_ack: req.requireAck,
+    repeat_every_seconds: req.requireAck ? (req.repeatEverySeconds ?? defaultRepeatSeconds) : null,
+    escalate_after_seconds: req.escalateAfterSeconds ?? null,
+    escalate_topic: req.escalateAfterSeconds === undefined ? null : req.escalateToTopic || null,
+    escalate_project_id: ack.escalateProjectId,
+    next_repeat_at: nextRepeatAt,
+    escalate_at: escalateAt,
   };
 }
 
@@ -108,19 +141,62 @@ function idempotencyConflict(result: { kind: "busy" | "mismatch" }) {
       );
 }
 
+/** The idempotency claim of a publish with an Idempotency-Key. */
+function claimOf(
+  key: string | null,
+  fingerprint: Buffer | undefined,
+  response: MessageShape<typeof NotifyResponseSchema>,
+  config: Config,
+) {
+  if (key === null || fingerprint === undefined) return undefined;
+  return {
+    key,
+    fingerprint,
+    response: toBinary(NotifyResponseSchema, response),
+    ttlSeconds: config.idempotencyTtlSeconds,
+    waitMs: config.idempotencyWaitMs,
+  };
+}
+
 export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof NotifyService> {
-  const { notifications: store, deliveries, onPublished, projects, usage, config } = deps;
+  const { notifications: store, deliveries, onPublished, projects, usage, quota, config } = deps;
+  const { cancel } = deps;
   const projectOf = async (ctx: HandlerContext) => (await projectScope(ctx, projects)).projectId;
+  /** The project an escalation goes to, named by the publisher (of the same account). */
+  const escalationProject = async (req: NotifyRequest, accountId: string) => {
+    if (!req.escalateToProject || req.escalateAfterSeconds === undefined) return null;
+    const p = await projects.resolve(accountId, req.escalateToProject);
+    if (!p) {
+      throw heraldError("invalid_argument", "invalid request: escalate_to_project", {
+        violations: [{ field: "escalate_to_project", message: "names no project of this account" }],
+      });
+    }
+    return p.id;
+  };
+  /** A notification of the project with its delivery counts and per-device entries. */
+  const withDeliveries = async (projectId: string, id: string) => {
+    const row = await store.get(projectId, id);
+    if (!row) throw heraldError("not_found", `notification ${id} not found`);
+    // Counts come from the same rows as the entries: one query, one consistent moment.
+    const perDevice = await deliveries.forNotification(row.id);
+    const counts: Record<string, number> = {};
+    for (const d of perDevice) counts[d.state] = (counts[d.state] ?? 0) + 1;
+    return notificationToProto(row, counts, perDevice);
+  };
   return {
     async notify(req, ctx) {
       const { projectId, accountId } = await projectScope(ctx, projects);
       const now = new Date();
-      const row = rowOf(req, projectId, now);
+      const escalateProjectId = await escalationProject(req, accountId);
+      const row = rowOf(req, projectId, now, {
+        escalateProjectId,
+        scale: config.ackIntervalScale,
+      });
       const response = create(NotifyResponseSchema, { notification: notificationToProto(row) });
       const key = ctx.requestHeader.get("idempotency-key");
       const fingerprint = key === null ? undefined : fingerprintOf(req);
       let result: PublishResult;
-      if ((await usage.used(accountId, now)) >= config.monthlyQuota) {
+      if (!(await quota.take(accountId, now))) {
         // Over quota, a retry of an earlier publish still gets its replay.
         const earlier =
           key !== null && fingerprint
@@ -129,22 +205,17 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
         if (!earlier) throw quotaExceeded(config.monthlyQuota, now);
         result = earlier;
       } else {
-        result = await store.publish(
-          row,
-          key === null || fingerprint === undefined
-            ? undefined
-            : {
-                key,
-                fingerprint,
-                response: toBinary(NotifyResponseSchema, response),
-                ttlSeconds: config.idempotencyTtlSeconds,
-                waitMs: config.idempotencyWaitMs,
-              },
-        );
+        try {
+          result = await store.publish(row, claimOf(key, fingerprint, response, config));
+        } catch (err) {
+          quota.giveBack(accountId, now);
+          throw err;
+        }
         if (result.kind === "created") {
           usage.record(accountId);
-          onPublished();
-        }
+          // A scheduled one waits for the worker's clock.
+          if (row.status === "queued") onPublished(row, accountId);
+        } else quota.giveBack(accountId, now);
       }
       if (result.kind === "busy" || result.kind === "mismatch") throw idempotencyConflict(result);
       const answer: MessageShape<typeof NotifyResponseSchema> =
@@ -154,13 +225,28 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
     },
 
     async getNotification(req, ctx) {
-      const row = await store.get(await projectOf(ctx), req.id);
-      if (!row) throw heraldError("not_found", `notification ${req.id} not found`);
-      // Counts come from the same rows as the entries: one query, one consistent moment.
-      const perDevice = await deliveries.forNotification(row.id);
-      const counts: Record<string, number> = {};
-      for (const d of perDevice) counts[d.state] = (counts[d.state] ?? 0) + 1;
-      return { notification: notificationToProto(row, counts, perDevice) };
+      return { notification: await withDeliveries(await projectOf(ctx), req.id) };
+    },
+
+    async cancelNotification(req, ctx) {
+      const projectId = await projectOf(ctx);
+      const outcome = await cancel(projectId, req.id);
+      if (outcome === "not_found")
+        throw heraldError("not_found", `notification ${req.id} not found`);
+      if (outcome === "fanning_out") {
+        throw heraldError(
+          "not_cancelable",
+          "the notification is being fanned out to devices right now; try again in a second",
+          { retryAfterSeconds: 1, metadata: { "retry-after": "1" } },
+        );
+      }
+      if (outcome === "too_late") {
+        throw heraldError(
+          "not_cancelable",
+          "every device's copy was already sent or settled; there is nothing left to cancel",
+        );
+      }
+      return { notification: await withDeliveries(projectId, req.id) };
     },
 
     async listNotifications(req, ctx) {

@@ -69,7 +69,7 @@ describe("help and version", () => {
     const r = await cli(["notify", "x", "--prority", "high"], { home: home() });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `herald notify: unknown option --prority\nusage: ${"herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--idempotency-key KEY]"}\nmore: herald help notify\n`,
+      `herald notify: unknown option --prority\nusage: ${"herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--at TIME | --in DURATION] [--idempotency-key KEY]"}\nmore: herald help notify\n`,
     );
   });
 });

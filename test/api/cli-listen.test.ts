@@ -9,7 +9,8 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import { formatNotification } from "../../src/cli/commands/listen.ts";
-import { cliFor } from "../helpers/cli.ts";
+import { cliFor, devicesListening } from "../helpers/cli.ts";
+import { body, type JsonBody } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -48,12 +49,63 @@ describe("listen's lines", () => {
     const ringing = cli(["listen", "--topic", "ndjson", "--count", "1", "--bell"], {
       home: await loggedIn(),
     });
-    await new Promise((r) => setTimeout(r, 800)); // both streams open (nothing to wait on)
+    await devicesListening(server, "ndjson", 2);
     await notify(server, { title: "one", topic: "ndjson" });
     await notify(server, { title: "two", topic: "ndjson" });
     const out = (await listening).stdout.trim().split("\n");
     expect(out.map((l) => JSON.parse(l).title)).toEqual(["one", "two"]);
     expect((await ringing).stdout.startsWith("\x07")).toBe(true);
+  });
+});
+
+describe("acknowledging from the terminal", () => {
+  it("listen shows what needs acknowledgement; the a key acknowledges it; herald ack does too", async () => {
+    const h = await loggedIn();
+    let press: ((key: string) => void) | undefined;
+    let released = false;
+    const stop = new AbortController();
+    const listening = cli(["listen", "--topic", "pager"], {
+      home: h,
+      signal: stop.signal,
+      onKey: (handler) => {
+        press = handler;
+        return () => {
+          released = true;
+        };
+      },
+    });
+    await devicesListening(server, "pager");
+    const n = await notify(server, { title: "db down", topic: "pager", require_ack: true });
+    const get = async (id: string) =>
+      body(
+        await fetch(`${server.url}/v1/notifications/${id}`, {
+          headers: { authorization: `Bearer ${server.apiKey}` },
+        }),
+      );
+    // listen has it, and acknowledged its receipt.
+    await waitFor(async () => (await get(n.json.id)).deliveries.delivered === 1);
+    press?.("x"); // other keys do nothing
+    press?.("a");
+    let acked: JsonBody = {};
+    await waitFor(async () => {
+      acked = await get(n.json.id);
+      return Boolean(acked.acknowledged_at);
+    });
+    expect(acked.acknowledged_by_device_id).toMatch(/^[0-9a-f-]{36}$/);
+    await new Promise((r) => setTimeout(r, 400)); // the clear reaches the stream
+    stop.abort();
+    const out = (await listening).stdout;
+    expect(out).toContain("db down");
+    expect(out).toContain("needs acknowledgement: press a");
+    expect(out).toContain(`✓ acknowledged here: ${n.json.id}`);
+    expect(released).toBe(true);
+
+    // `herald ack ID`, as this machine, for scripts.
+    const m = await notify(server, { title: "disk full", topic: "pager", require_ack: true });
+    await waitFor(async () => (await get(m.json.id)).deliveries.total === 1); // fanned out to it
+    const ack = await cli(["ack", m.json.id], { home: h });
+    expect(ack.code, ack.stderr).toBe(0);
+    expect(ack.stdout).toContain(`acknowledged ${m.json.id}`);
   });
 });
 

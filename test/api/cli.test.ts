@@ -5,14 +5,19 @@ import { chmodSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
-import { cliFor, configFile, home } from "../helpers/cli.ts";
+import { cliFor, configFile, devicesListening, home } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { startWebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({ streamKeepaliveMs: 500 });
+  server = await startServer({
+    streamKeepaliveMs: 500,
+    webhookAllowPrivate: true,
+    webhookBackoffScale: 0.01,
+  });
 });
 afterAll(async () => server.close());
 
@@ -234,7 +239,7 @@ describe("listen", () => {
   it("receives what is published meanwhile, acknowledges it, and catches up after a restart", async () => {
     const h = await loggedIn();
     const first = cli(["listen", "--topic", "listen-test", "--count", "1", "--json"], { home: h });
-    await new Promise((r) => setTimeout(r, 800));
+    await devicesListening(server, "listen-test");
     const sender = await loggedIn();
     await cli(["notify", "live one", "--topic", "listen-test"], { home: sender });
     const got = await first;
@@ -274,7 +279,7 @@ describe("listen --exec, history and status", () => {
       ["listen", "--topic", "exec-test", "--count", "1", "--exec", `cat > ${file}`],
       { home: h },
     );
-    await new Promise((r) => setTimeout(r, 800));
+    await devicesListening(server, "exec-test");
     await cli(["notify", "for the hook", "--topic", "exec-test", "--meta", "k=v"], {
       home: await loggedIn(),
     });
@@ -297,5 +302,86 @@ describe("listen --exec, history and status", () => {
     const human = await cli(["status", id], { home: h });
     expect(human.stdout).toContain("history entry");
     expect(human.stdout).toMatch(/status: /);
+  });
+
+  it("schedules with --in and --at, and cancels with herald cancel", async () => {
+    const h = await loggedIn();
+    const later = await cli(["notify", "in ten minutes", "--in", "10m", "--json"], { home: h });
+    expect(later.code, later.stderr).toBe(0);
+    const n = JSON.parse(later.stdout);
+    expect(n.status).toBe("scheduled");
+    const wait = Date.parse(n.deliver_at) - Date.parse(n.created_at);
+    expect(Math.abs(wait - 600_000)).toBeLessThan(1000);
+    const at = new Date(Date.now() + 7_200_000).toISOString();
+    const atRun = await cli(["notify", "at a time", "--at", at, "--json"], { home: h });
+    expect(JSON.parse(atRun.stdout).deliver_at).toBe(at);
+
+    const canceled = await cli(["cancel", n.id], { home: h });
+    expect(canceled.code, canceled.stderr).toBe(0);
+    expect(canceled.stdout).toContain("canceled: in ten minutes will not be sent");
+    const status = await cli(["status", n.id, "--json"], { home: h });
+    expect(JSON.parse(status.stdout).status).toBe("canceled");
+
+    const both = await cli(["notify", "x", "--in", "1m", "--at", at], { home: h });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("give --at or --in, not both");
+    const badIn = await cli(["notify", "x", "--in", "soon"], { home: h });
+    expect(badIn.code).toBe(2);
+    expect(badIn.stderr).toContain("--in takes a duration");
+    const tooFar = await cli(["notify", "x", "--in", "8d"], { home: h });
+    expect(tooFar.code).toBe(2);
+    expect(tooFar.stderr).toContain("--in must be 1s..7d");
+    const past = await cli(["notify", "x", "--at", "2020-01-01T00:00:00Z"], { home: h });
+    expect(past.code).not.toBe(0);
+    expect(past.stderr).toContain("deliver_at: must not be in the past");
+    const sent = await cli(["notify", "at once"], { home: h });
+    await waitFor(async () => {
+      const s = await cli(["status", sent.stdout.trim(), "--json"], { home: h });
+      return !["queued", "delivering"].includes(JSON.parse(s.stdout).status);
+    });
+    const late = await cli(["cancel", sent.stdout.trim()], { home: h });
+    expect(late.code).not.toBe(0);
+    expect(late.stderr).toMatch(/nothing left to cancel|already sent/);
+  });
+
+  it("manages webhook endpoints: create (secret once), list, attempts, rotate, delete", async () => {
+    const h = await loggedIn();
+    const hooks = await startWebhookReceiver();
+    try {
+      const made = await cli(["webhooks", "create", hooks.url, "--event", "notification.created"], {
+        home: h,
+      });
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stderr).toContain("shown once");
+      const secret = made.stdout.trim();
+      expect(secret).toMatch(/^whsec_/);
+      hooks.trust(secret);
+      const listed = await cli(["webhooks", "list", "--json"], { home: h });
+      const [endpoint] = JSON.parse(listed.stdout);
+      expect(endpoint).toMatchObject({ url: hooks.url, enabled: true });
+      expect(listed.stdout).not.toContain(secret.slice(6));
+      await cli(["notify", "hooked from the CLI"], { home: h });
+      await waitFor(() => hooks.received.length >= 1);
+      expect(hooks.received[0]?.verifiedBy).toEqual([secret]);
+      await waitFor(async () => {
+        const a = await cli(["webhooks", "attempts", endpoint.id, "--json"], { home: h });
+        return JSON.parse(a.stdout).length >= 1;
+      });
+      const human = await cli(["webhooks", "attempts", endpoint.id.slice(0, 13)], { home: h });
+      expect(human.stdout).toMatch(/notification\.created\s+200/);
+      const rotated = await cli(["webhooks", "rotate", endpoint.id, "--overlap", "0"], { home: h });
+      expect(rotated.stdout.trim()).toMatch(/^whsec_/);
+      expect(rotated.stdout.trim()).not.toBe(secret);
+      const bad = await cli(["webhooks", "create", hooks.url, "--event", "nope"], { home: h });
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain("event_types[0]");
+      const gone = await cli(["webhooks", "delete", endpoint.id, "--yes"], { home: h });
+      expect(gone.stdout).toContain(`deleted ${endpoint.id}`);
+      expect(JSON.parse((await cli(["webhooks", "list", "--json"], { home: h })).stdout)).toEqual(
+        [],
+      );
+    } finally {
+      await hooks.close();
+    }
   });
 });

@@ -61,6 +61,7 @@ describe("grpc.health.v1", () => {
         "herald.v1.InboxService",
         "herald.v1.NotifyService",
         "herald.v1.ProjectService",
+        "herald.v1.WebhookService",
       ].sort(),
     );
     expect(statuses[""]?.status).toBe(Status.SERVING);

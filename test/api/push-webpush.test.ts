@@ -32,11 +32,11 @@ async function account(s: TestServer, email: string) {
 
 async function browser(s: TestServer, acct: TestAccount) {
   const sub = fake.subscribe();
-  const { deviceId } = await pushDevice(s, acct, "web", {
+  const { deviceId, credential } = await pushDevice(s, acct, "web", {
     case: "webPush",
     value: { endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth },
   });
-  return { sub, deviceId };
+  return { sub, deviceId, credential };
 }
 
 describe("Web Push", () => {
@@ -69,6 +69,47 @@ describe("Web Push", () => {
       message: "api v42 is live",
       truncated: false,
     });
+    expect(push?.payload).not.toHaveProperty("require_ack");
+  });
+
+  it("closes an acknowledged notification on the other browsers with a clear push (same Topic)", async () => {
+    const acct = await account(server, "wp-clear@example.com");
+    const one = await browser(server, acct);
+    const two = await browser(server, acct);
+    const res = await notify(
+      server,
+      { title: "page", require_ack: true },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    const id = res.json.id as string;
+    await settled(server, acct.token, id);
+    // Browser two acknowledges (its service worker's Acknowledge button does this call).
+    const ack = await fetch(`${server.url}/v1/inbox/${id}/ack`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${two.credential}` },
+      body: JSON.stringify({ acknowledge: true }),
+    });
+    expect(ack.status).toBe(200);
+    const clearOf = (subId: string) =>
+      fake.received.find((r) => r.subscription === subId && r.payload.type === "clear");
+    for (let i = 0; i < 100 && !clearOf(one.sub.id); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(clearOf(one.sub.id)?.payload).toEqual({ type: "clear", id });
+    expect(clearOf(one.sub.id)?.topic).toBe(id.replaceAll("-", ""));
+    expect(clearOf(two.sub.id)).toBeUndefined(); // where it was acknowledged, it is already gone
+  });
+
+  it("marks a push that awaits acknowledgement, for the service worker's Acknowledge button", async () => {
+    const acct = await account(server, "wp-ack@example.com");
+    const { sub } = await browser(server, acct);
+    const res = await notify(
+      server,
+      { title: "db down", require_ack: true },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    await settled(server, acct.token, res.json.id);
+    const push = fake.received.find((r) => r.subscription === sub.id);
+    expect(push?.payload).toMatchObject({ id: res.json.id, require_ack: true });
   });
 
   it("maps low priority to Urgency: low and sends the 24-hour lifetime without ttl", async () => {

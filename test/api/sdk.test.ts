@@ -78,6 +78,21 @@ describe("the SDK", () => {
     expect(titles).toEqual(["page 4", "page 3", "page 2", "page 1", "page 0"]);
   });
 
+  it("schedules a notification and cancels it", async () => {
+    const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url });
+    const n = await herald.notify({ title: "later", delaySeconds: 300 });
+    expect(n.status).toBe("scheduled");
+    expect(n.deliverAt).toBeDefined();
+    const canceled = await herald.cancelNotification(n.id);
+    expect(canceled.status).toBe("canceled");
+    expect((await herald.getNotification(n.id)).status).toBe("canceled");
+    const bad = (await herald
+      .notify({ title: "when?", deliverAt: "next tuesday" })
+      .catch((e: unknown) => e)) as HeraldError;
+    expect(bad).toMatchObject({ code: "invalid_argument" });
+    expect(bad.violations.map((v) => v.field)).toEqual(["deliver_at"]);
+  });
+
   it("throws one typed error with the stable code, the violations and the request id", async () => {
     const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url });
     const err = await herald

@@ -5,6 +5,7 @@
  * HERALD_RATE_LIMIT_SHARED=0 each process counts alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../helpers/db.ts";
 import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
 
 const limits = { rateLimitBurst: 60, rateLimitPerSecond: 1, loginFailuresPerAccount: 3 };
@@ -84,6 +85,56 @@ describe("a credential's rate limit across three processes", () => {
       expect(accepted).toBeGreaterThan(limits.rateLimitBurst * 2);
     } finally {
       for (const p of others) await p.close();
+      await b.close();
+    }
+  });
+});
+
+describe("the monthly quota across three processes", () => {
+  const quota = { monthlyQuota: 120, rateLimitBurst: 10_000, rateLimitPerSecond: 1_000 };
+
+  it("accepts the quota, within 10 % and never more, however the publishes spread", async () => {
+    const b = await startServer(quota);
+    const others = [await startPeer(b, quota), await startPeer(b, quota)];
+    try {
+      const urls = [b.url, ...others.map((p) => p.url)];
+      const { accepted } = await spread(urls, 200, b.apiKey);
+      expect(accepted).toBeLessThanOrEqual(quota.monthlyQuota);
+      expect(accepted).toBeGreaterThanOrEqual(quota.monthlyQuota * 0.9);
+      const [row] = await sql<{ n: string }>(
+        b.databaseUrl,
+        "select count(*) as n from notification where project_id = $1",
+        [b.projectId],
+      );
+      expect(Number(row?.n)).toBe(accepted);
+      // Every process refuses now, each with 429 quota_exceeded.
+      for (const url of urls) {
+        const over = await notify({ ...b, url }, { title: "over" });
+        expect(over.status).toBe(429);
+        expect(over.json.code).toBe("quota_exceeded");
+      }
+    } finally {
+      for (const p of others) await p.close();
+      await b.close();
+    }
+  });
+
+  it("gives unspent leases back when a process closes, for the others to use", async () => {
+    const b = await startServer(quota);
+    const peer = await startPeer(b, quota);
+    try {
+      // The peer leases a chunk (a sixteenth of what is left) for one publish, then closes.
+      expect((await notify({ ...b, url: peer.url }, { title: "one" })).status).toBe(202);
+      await peer.close();
+      const [ledger] = await sql<{ leased: number }>(
+        b.databaseUrl,
+        "select leased from quota_ledger q join project p on p.account_id = q.account_id where p.id = $1",
+        [b.projectId],
+      );
+      expect(ledger?.leased).toBe(1);
+      const { accepted } = await spread([b.url], 150, b.apiKey);
+      expect(accepted).toBe(quota.monthlyQuota - 1);
+    } finally {
       await b.close();
     }
   });

@@ -3,10 +3,10 @@
  * `since` catch-up, delivery through another server process, and per-device status.
  */
 import { Code, createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
-import { InboxService, type SubscribeResponse } from "../../gen/herald/v1/inbox_service_pb.ts";
+import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { sql } from "../helpers/db.ts";
 import { body, failure } from "../helpers/http.ts";
 import {
@@ -17,6 +17,7 @@ import {
   startServer,
   type TestServer,
 } from "../helpers/server.ts";
+import { bearer, listen, signInStreamDevice } from "../helpers/streams.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -24,64 +25,8 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
-const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });
-
-async function streamDevice(
-  name: string,
-  topics: string[] = [],
-  email = "owner@example.com",
-  password = ownerPassword,
-) {
-  const devices = createClient(
-    DeviceService,
-    createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
-  );
-  const { deviceCredential, device } = await devices.signInDevice({
-    method: { case: "password", value: { email, password } },
-    name,
-    platform: "stream",
-  });
-  if (topics.length) await devices.setTopicFilter({ topics }, bearer(deviceCredential));
-  return { credential: deviceCredential, id: device?.id as string };
-}
-
-/** Collects notification titles from a live stream until `count` arrived or `ms` passed. */
-function listen(baseUrl: string, credential: string, since = "") {
-  const abort = new AbortController();
-  const titles: string[] = [];
-  const ids: string[] = [];
-  let keepalives = 0;
-  const inbox = createClient(InboxService, createGrpcTransport({ baseUrl }));
-  const done = (async () => {
-    try {
-      for await (const msg of inbox.subscribe(
-        { since },
-        { ...bearer(credential), signal: abort.signal },
-      )) {
-        const m = msg as SubscribeResponse;
-        if (m.event.case === "notification") {
-          titles.push(m.event.value.title);
-          ids.push(m.event.value.id);
-        } else keepalives++;
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return {
-    titles,
-    ids,
-    keepalives: () => keepalives,
-    async until(pred: () => boolean, ms = 5000) {
-      const end = Date.now() + ms;
-      while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    },
-    async stop() {
-      abort.abort();
-      await done;
-    },
-  };
-}
+const streamDevice = (name: string, topics: string[] = [], email?: string, password?: string) =>
+  signInStreamDevice(server.url, name, topics, email, password);
 
 describe("live delivery to stream devices", () => {
   it("delivers to this account's devices whose filter admits the topic, with keepalives", async () => {

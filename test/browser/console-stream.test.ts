@@ -2,11 +2,13 @@
  * A browser without Web Push (or with notifications refused) still receives while the console
  * is open: "Notify me in this browser" falls back to a stream device and says why.
  */
+import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumArgs, findChromium } from "../helpers/chromium.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
+const shots = join(import.meta.dirname, "../../docs/screenshots");
 let server: TestServer;
 let browser: Browser;
 let page: Page;
@@ -51,5 +53,31 @@ describe("without Web Push", () => {
       })
     ).json()) as { device_deliveries: { platform: string; state: string }[] };
     expect(n.device_deliveries).toEqual([expect.objectContaining({ platform: "stream" })]);
+  });
+
+  it("acknowledges, from the feed, a notification that asks for it, as this browser's device", async () => {
+    const res = await fetch(`${server.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.apiKey}` },
+      body: JSON.stringify({ title: "db-1 down", require_ack: true, priority: "high" }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const button = page.getByRole("button", { name: "Acknowledge db-1 down" });
+    await button.waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: join(shots, "notifications-acknowledge.png") });
+    await button.click();
+    await page.getByText("acknowledged", { exact: true }).first().waitFor({ timeout: 10_000 });
+    const n = (await (
+      await fetch(`${server.url}/v1/notifications/${id}`, {
+        headers: { authorization: `Bearer ${server.apiKey}` },
+      })
+    ).json()) as {
+      acknowledged_at: string | null;
+      acknowledged_by_device_id: string;
+      device_deliveries: { device_id: string }[];
+    };
+    expect(n.acknowledged_at).not.toBeNull();
+    expect(n.acknowledged_by_device_id).toBe(n.device_deliveries[0]?.device_id);
+    expect(await button.count()).toBe(0);
   });
 });

@@ -28,7 +28,7 @@ let page: Page;
 beforeAll(async () => {
   fake = await startFakeWebPush();
   const senders = defaultTestSenders().filter((s) => s.platform !== "web");
-  server = await startServer({ signupEnabled: true }, [
+  server = await startServer({ signupEnabled: true, webhookAllowPrivate: true }, [
     ...senders,
     createWebPushSender({ vapid, agent: fake.agent }),
   ]);
@@ -65,6 +65,30 @@ const publish = (key: string, title: string) =>
     headers: { authorization: `Bearer ${key}` },
     body: JSON.stringify({ title, message: "from the console test", metadata: { build: 42 } }),
   });
+
+/**
+ * Hands pushes to the page's service worker as the browser's push service would (Chromium's
+ * DevTools protocol), once its registration is known.
+ */
+async function pushChannel(): Promise<(payload: unknown) => Promise<unknown>> {
+  const cdp = await context.newCDPSession(page);
+  let registrationId = "";
+  cdp.on(
+    "ServiceWorker.workerRegistrationUpdated",
+    (e: { registrations: { registrationId: string; scopeURL: string }[] }) => {
+      const r = e.registrations.find((x) => x.scopeURL === `${server.url}/`);
+      if (r) registrationId = r.registrationId;
+    },
+  );
+  await cdp.send("ServiceWorker.enable");
+  await waitFor(() => registrationId !== "");
+  return (payload) =>
+    cdp.send("ServiceWorker.deliverPushMessage", {
+      origin: server.url,
+      registrationId,
+      data: JSON.stringify(payload),
+    });
+}
 
 describe("the console", () => {
   let secret = "";
@@ -138,17 +162,7 @@ describe("the console", () => {
     await page.screenshot({ path: join(shots, "devices.png") });
 
     // The service worker's registration, to hand it the push as the browser's push service would.
-    const cdp = await context.newCDPSession(page);
-    let registrationId = "";
-    cdp.on(
-      "ServiceWorker.workerRegistrationUpdated",
-      (e: { registrations: { registrationId: string; scopeURL: string }[] }) => {
-        const r = e.registrations.find((x) => x.scopeURL === `${server.url}/`);
-        if (r) registrationId = r.registrationId;
-      },
-    );
-    await cdp.send("ServiceWorker.enable");
-    await waitFor(() => registrationId !== "");
+    const deliver = await pushChannel();
 
     const res = await publish(secret, "Build failed on main");
     const { id } = (await res.json()) as { id: string };
@@ -156,11 +170,7 @@ describe("the console", () => {
     const pushed = fake.received.find((r) => r.payload.id === id);
     expect(pushed?.payload.title).toBe("Build failed on main");
     await page.getByRole("link", { name: "Notifications" }).click();
-    await cdp.send("ServiceWorker.deliverPushMessage", {
-      origin: server.url,
-      registrationId,
-      data: JSON.stringify(pushed?.payload),
-    });
+    await deliver(pushed?.payload);
     // The worker showed it and told the open console; it acknowledged it: `delivered`.
     await page.getByText("Received: Build failed on main").waitFor();
     const state = async () => {
@@ -174,6 +184,98 @@ describe("the console", () => {
     };
     await waitFor(async () => (await state()) === "delivered");
     expect(await state()).toBe("delivered");
+  });
+
+  it("acknowledges from the notification's Acknowledge action, and closes one cleared elsewhere", async () => {
+    // The active worker, asked afresh each time (an update may have replaced it meanwhile).
+    const worker = () => context.serviceWorkers().find((w) => w.url().endsWith("/sw.js"));
+    expect(worker()).toBeDefined();
+    const deliver = await pushChannel();
+    const page1 = async (title: string) => {
+      const res = await fetch(`${server.url}/v1/notify`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ title, require_ack: true }),
+      });
+      const { id } = (await res.json()) as { id: string };
+      await waitFor(() => fake.received.some((r) => r.payload.id === id), 10_000);
+      const pushed = fake.received.find((r) => r.payload.id === id);
+      expect(pushed?.payload.require_ack).toBe(true);
+      await deliver(pushed?.payload);
+      return id;
+    };
+    // The worker's scope, as far as these lines use it (the test's types have no webworker lib).
+    type Shown = { actions: { title: string }[] };
+    type Scope = {
+      registration: { getNotifications(o: { tag: string }): Promise<Shown[]> };
+      dispatchEvent(e: unknown): boolean;
+      NotificationEvent: new (
+        type: string,
+        init: { notification: Shown; action: string },
+      ) => unknown;
+    };
+    const shown = (id: string) =>
+      worker()?.evaluate(async (tag) => {
+        const scope = globalThis as unknown as Scope;
+        const list = await scope.registration.getNotifications({ tag });
+        return list.map((n) => n.actions.map((a) => a.title));
+      }, id);
+
+    // The worker shows it with an Acknowledge button; pressing it acknowledges as this browser.
+    const first = await page1("db-1 down");
+    await waitFor(async () => ((await shown(first)) ?? []).length === 1, 20_000);
+    expect(await shown(first)).toEqual([["Acknowledge"]]);
+    await worker()?.evaluate(async (tag) => {
+      const scope = globalThis as unknown as Scope;
+      const [n] = await scope.registration.getNotifications({ tag });
+      try {
+        scope.dispatchEvent(
+          new scope.NotificationEvent("notificationclick", {
+            notification: n as Shown,
+            action: "ack",
+          }),
+        );
+      } catch {
+        // a synthetic event's waitUntil may refuse; the call it started still runs
+      }
+    }, first);
+    const acked = async () => {
+      const r = await fetch(`${server.url}/v1/notifications/${first}`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      return ((await r.json()) as { acknowledged_at: string | null }).acknowledged_at;
+    };
+    await waitFor(async () => (await acked()) !== null, 10_000);
+
+    // Acknowledged on another device: the clear push closes it here.
+    const second = await page1("db-2 down");
+    await waitFor(async () => ((await shown(second)) ?? []).length === 1, 20_000);
+    await deliver({ type: "clear", id: second });
+    await waitFor(async () => ((await shown(second)) ?? []).length === 0, 20_000);
+    expect(await shown(second)).toEqual([]);
+  }, 60_000);
+
+  it("registers a webhook endpoint (secret shown once), lists it, and deletes it", async () => {
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByText("No endpoints yet.").waitFor();
+    await page.getByLabel("Endpoint URL").fill("http://127.0.0.1:9/herald");
+    await page.getByLabel("notification.escalated").check();
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    const shown = await page.getByLabel("New signing secret").textContent();
+    expect(shown).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const row = page.getByRole("row", { name: /http:\/\/127\.0\.0\.1:9\/herald/ });
+    await row.getByText("enabled").waitFor();
+    await expect(row.textContent()).resolves.toContain(
+      "notification.delivered, notification.escalated, delivery.failed",
+    );
+    await page.screenshot({ path: join(shots, "webhooks.png") });
+    // Listed without its secret, wherever one looks.
+    const listed = await fetch(`${server.url}/v1/webhooks`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect(await listed.text()).not.toContain((shown as string).slice(6));
+    await page.getByRole("button", { name: "Delete http://127.0.0.1:9/herald" }).click();
+    await page.getByText("No endpoints yet.").waitFor();
   });
 
   it("approves a `herald login --device` from its verification page", async () => {

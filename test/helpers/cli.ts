@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
+import { sql } from "./db.ts";
 import { body } from "./http.ts";
 import { ownerPassword, type TestServer } from "./server.ts";
 
@@ -21,6 +22,8 @@ export interface CliOptions {
   stdin?: string;
   env?: Record<string, string>;
   signal?: AbortSignal;
+  /** Key presses, as a terminal gives them to `listen`. */
+  onKey?: (handler: (key: string) => void) => () => void;
 }
 
 export function home(): string {
@@ -51,6 +54,7 @@ export function cliFor(serverOf: () => TestServer) {
         ...opts.env,
       },
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onKey ? { onKey: opts.onKey } : {}),
     });
     return { code, stdout, stderr };
   }
@@ -74,4 +78,21 @@ export function cliFor(serverOf: () => TestServer) {
     );
 
   return { cli, loggedIn, get };
+}
+
+/**
+ * Waits until `count` devices listen to `topic` (`herald listen --topic` has registered and set
+ * its filter): from then on the fan-out reaches them, whether their stream is open yet or not.
+ */
+export async function devicesListening(server: TestServer, topic: string, count = 1) {
+  const end = Date.now() + 15_000;
+  for (;;) {
+    const [row] = await sql<{ n: number }>(
+      server.databaseUrl,
+      "select count(*)::int as n from device where $1 = any(topics) and signed_out_at is null",
+      [topic],
+    );
+    if ((row?.n ?? 0) >= count || Date.now() > end) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -14,6 +14,7 @@ import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
+import { WebhookService } from "../../gen/herald/v1/webhook_service_pb.ts";
 
 const transport = createConnectTransport({ baseUrl: location.origin });
 
@@ -25,6 +26,7 @@ export const api = {
   devices: createClient(DeviceService, transport),
   notify: createClient(NotifyService, transport),
   inbox: createClient(InboxService, transport),
+  webhooks: createClient(WebhookService, transport),
 };
 
 /** Call options that act on one project (the `Herald-Project` header). */

@@ -89,3 +89,31 @@ export function passwordField(label: string, autocomplete: "new-password" | "cur
     ...(autocomplete === "new-password" ? { minlength: 12 } : {}),
   });
 }
+
+/** A secret shown this once (a new API key, a webhook signing secret), with a copy button. */
+export function shownOnce(secret: string, what: string, short: string): HTMLElement {
+  const copy = h(
+    "button",
+    {
+      type: "button",
+      onclick: async () => {
+        await navigator.clipboard.writeText(secret);
+        copy.textContent = "Copied";
+        toast(`The ${short} is on your clipboard`);
+      },
+    },
+    `Copy ${short}`,
+  );
+  return h(
+    "div",
+    { class: "notice ok", role: "status" },
+    h(
+      "p",
+      {},
+      h("strong", {}, `Your new ${what}. `),
+      "Copy it now: it is shown this once and never again.",
+    ),
+    h("p", { class: "secret", "aria-label": `New ${what}` }, secret),
+    copy,
+  );
+}

@@ -5,6 +5,7 @@ import "./pages/entry.ts";
 import "./pages/notifications.ts";
 import "./pages/devices.ts";
 import "./pages/keys.ts";
+import "./pages/webhooks.ts";
 import "./pages/projects.ts";
 import "./pages/account.ts";
 import "./pages/approve.ts";

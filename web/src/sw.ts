@@ -2,7 +2,8 @@
 /**
  * The service worker: shows a push as an OS notification (with the tab closed), acknowledges
  * it so the publisher sees `delivered`, tells open consoles, and on a click marks it opened and
- * opens its `click_url` (or the console).
+ * opens its `click_url` (or the console); its Acknowledge button (a notification that asks for
+ * acknowledgement) acknowledges it.
  */
 import { loadDevice } from "./idb.ts";
 
@@ -15,6 +16,8 @@ interface Pushed {
   message: string;
   priority?: string;
   click_url?: string | null;
+  /** Awaits the person's acknowledgement: an Acknowledge button. */
+  require_ack?: boolean;
 }
 
 /** A device call over the Connect protocol (JSON), with this browser's device credential. */
@@ -32,7 +35,16 @@ self.addEventListener("install", () => void self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
 
 self.addEventListener("push", (event) => {
-  const n = (event.data?.json() ?? {}) as Pushed;
+  const n = (event.data?.json() ?? {}) as Pushed & { type?: string };
+  // Acknowledged on another device: close it here.
+  if (n.type === "clear") {
+    event.waitUntil(
+      self.registration.getNotifications({ tag: n.id }).then((shown) => {
+        for (const s of shown) s.close();
+      }),
+    );
+    return;
+  }
   event.waitUntil(
     (async () => {
       await self.registration.showNotification(n.title || "Herald", {
@@ -40,8 +52,9 @@ self.addEventListener("push", (event) => {
         tag: n.id,
         icon: "/icon-192.png",
         badge: "/icon-192.png",
-        requireInteraction: n.priority === "high",
+        requireInteraction: n.priority === "high" || n.require_ack === true,
         data: { id: n.id, url: n.click_url ?? null },
+        ...(n.require_ack ? { actions: [{ action: "ack", title: "Acknowledge" }] } : {}),
       });
       await asDevice("AckNotification", { id: n.id });
       for (const client of await self.clients.matchAll({ type: "window" })) {
@@ -54,6 +67,11 @@ self.addEventListener("push", (event) => {
 self.addEventListener("notificationclick", (event) => {
   const { id, url } = (event.notification.data ?? {}) as { id?: string; url?: string | null };
   event.notification.close();
+  // The Acknowledge button: the person acknowledged it; repeats stop, other devices clear.
+  if (event.action === "ack") {
+    if (id) event.waitUntil(asDevice("AckNotification", { id, acknowledge: true }));
+    return;
+  }
   event.waitUntil(
     (async () => {
       if (id) await asDevice("MarkOpened", { id });

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/inbox_service.proto.
  */
 export const file_herald_v1_inbox_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCJ+ChFTdWJzY3JpYmVSZXNwb25zZRIvCgxub3RpZmljYXRpb24YASABKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uSAASLwoJa2VlcGFsaXZlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAQgcKBWV2ZW50IjAKGEZldGNoTm90aWZpY2F0aW9uUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiSgoZRmV0Y2hOb3RpZmljYXRpb25SZXNwb25zZRItCgxub3RpZmljYXRpb24YASABKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uIi4KFkFja05vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIhkKF0Fja05vdGlmaWNhdGlvblJlc3BvbnNlIikKEU1hcmtPcGVuZWRSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASIUChJNYXJrT3BlbmVkUmVzcG9uc2UyxwMKDEluYm94U2VydmljZRJKCglTdWJzY3JpYmUSGy5oZXJhbGQudjEuU3Vic2NyaWJlUmVxdWVzdBocLmhlcmFsZC52MS5TdWJzY3JpYmVSZXNwb25zZSIAMAEShAEKEUZldGNoTm90aWZpY2F0aW9uEiMuaGVyYWxkLnYxLkZldGNoTm90aWZpY2F0aW9uUmVxdWVzdBokLmhlcmFsZC52MS5GZXRjaE5vdGlmaWNhdGlvblJlc3BvbnNlIiSC0+STAh5iDG5vdGlmaWNhdGlvbhIOL3YxL2luYm94L3tpZH0SdwoPQWNrTm90aWZpY2F0aW9uEiEuaGVyYWxkLnYxLkFja05vdGlmaWNhdGlvblJlcXVlc3QaIi5oZXJhbGQudjEuQWNrTm90aWZpY2F0aW9uUmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL2luYm94L3tpZH0vYWNrEmsKCk1hcmtPcGVuZWQSHC5oZXJhbGQudjEuTWFya09wZW5lZFJlcXVlc3QaHS5oZXJhbGQudjEuTWFya09wZW5lZFJlc3BvbnNlIiCC0+STAho6ASoiFS92MS9pbmJveC97aWR9L29wZW5lZGIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_notification]);
+  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCKlAQoRU3Vic2NyaWJlUmVzcG9uc2USLwoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbkgAEi8KCWtlZXBhbGl2ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIlCgdjbGVhcmVkGAMgASgLMhIuaGVyYWxkLnYxLkNsZWFyZWRIAEIHCgVldmVudCIrCgdDbGVhcmVkEgoKAmlkGAEgASgJEhQKDGJ5X2RldmljZV9pZBgCIAEoCSIwChhGZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIkoKGUZldGNoTm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiJDChZBY2tOb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARITCgthY2tub3dsZWRnZRgCIAEoCCIZChdBY2tOb3RpZmljYXRpb25SZXNwb25zZSIpChFNYXJrT3BlbmVkUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiFAoSTWFya09wZW5lZFJlc3BvbnNlMscDCgxJbmJveFNlcnZpY2USSgoJU3Vic2NyaWJlEhsuaGVyYWxkLnYxLlN1YnNjcmliZVJlcXVlc3QaHC5oZXJhbGQudjEuU3Vic2NyaWJlUmVzcG9uc2UiADABEoQBChFGZXRjaE5vdGlmaWNhdGlvbhIjLmhlcmFsZC52MS5GZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QaJC5oZXJhbGQudjEuRmV0Y2hOb3RpZmljYXRpb25SZXNwb25zZSIkgtPkkwIeYgxub3RpZmljYXRpb24SDi92MS9pbmJveC97aWR9EncKD0Fja05vdGlmaWNhdGlvbhIhLmhlcmFsZC52MS5BY2tOb3RpZmljYXRpb25SZXF1ZXN0GiIuaGVyYWxkLnYxLkFja05vdGlmaWNhdGlvblJlc3BvbnNlIh2C0+STAhc6ASoiEi92MS9pbmJveC97aWR9L2FjaxJrCgpNYXJrT3BlbmVkEhwuaGVyYWxkLnYxLk1hcmtPcGVuZWRSZXF1ZXN0Gh0uaGVyYWxkLnYxLk1hcmtPcGVuZWRSZXNwb25zZSIggtPkkwIaOgEqIhUvdjEvaW5ib3gve2lkfS9vcGVuZWRiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_notification]);
 
 /**
  * Subscribe.
@@ -66,6 +66,15 @@ export type SubscribeResponse = Message<"herald.v1.SubscribeResponse"> & {
      */
     value: Timestamp;
     case: "keepalive";
+  } | {
+    /**
+     * A notification that asked for acknowledgement was acknowledged (here or on another
+     * device): stop showing it.
+     *
+     * @generated from field: herald.v1.Cleared cleared = 3;
+     */
+    value: Cleared;
+    case: "cleared";
   } | { case: undefined; value?: undefined };
 };
 
@@ -75,6 +84,34 @@ export type SubscribeResponse = Message<"herald.v1.SubscribeResponse"> & {
  */
 export const SubscribeResponseSchema: GenMessage<SubscribeResponse> = /*@__PURE__*/
   messageDesc(file_herald_v1_inbox_service, 1);
+
+/**
+ * A notification acknowledged, to be cleared from the screen.
+ *
+ * @generated from message herald.v1.Cleared
+ */
+export type Cleared = Message<"herald.v1.Cleared"> & {
+  /**
+   * The notification.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The device that acknowledged it.
+   *
+   * @generated from field: string by_device_id = 2;
+   */
+  byDeviceId: string;
+};
+
+/**
+ * Describes the message herald.v1.Cleared.
+ * Use `create(ClearedSchema)` to create a new message.
+ */
+export const ClearedSchema: GenMessage<Cleared> = /*@__PURE__*/
+  messageDesc(file_herald_v1_inbox_service, 2);
 
 /**
  * Fetch a notification.
@@ -95,7 +132,7 @@ export type FetchNotificationRequest = Message<"herald.v1.FetchNotificationReque
  * Use `create(FetchNotificationRequestSchema)` to create a new message.
  */
 export const FetchNotificationRequestSchema: GenMessage<FetchNotificationRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 2);
+  messageDesc(file_herald_v1_inbox_service, 3);
 
 /**
  * The notification.
@@ -116,7 +153,7 @@ export type FetchNotificationResponse = Message<"herald.v1.FetchNotificationResp
  * Use `create(FetchNotificationResponseSchema)` to create a new message.
  */
 export const FetchNotificationResponseSchema: GenMessage<FetchNotificationResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 3);
+  messageDesc(file_herald_v1_inbox_service, 4);
 
 /**
  * Acknowledge.
@@ -130,6 +167,13 @@ export type AckNotificationRequest = Message<"herald.v1.AckNotificationRequest">
    * @generated from field: string id = 1;
    */
   id: string;
+
+  /**
+   * The person acknowledged it (not only its receipt).
+   *
+   * @generated from field: bool acknowledge = 2;
+   */
+  acknowledge: boolean;
 };
 
 /**
@@ -137,7 +181,7 @@ export type AckNotificationRequest = Message<"herald.v1.AckNotificationRequest">
  * Use `create(AckNotificationRequestSchema)` to create a new message.
  */
 export const AckNotificationRequestSchema: GenMessage<AckNotificationRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 4);
+  messageDesc(file_herald_v1_inbox_service, 5);
 
 /**
  * Acknowledged.
@@ -152,7 +196,7 @@ export type AckNotificationResponse = Message<"herald.v1.AckNotificationResponse
  * Use `create(AckNotificationResponseSchema)` to create a new message.
  */
 export const AckNotificationResponseSchema: GenMessage<AckNotificationResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 5);
+  messageDesc(file_herald_v1_inbox_service, 6);
 
 /**
  * Opened.
@@ -173,7 +217,7 @@ export type MarkOpenedRequest = Message<"herald.v1.MarkOpenedRequest"> & {
  * Use `create(MarkOpenedRequestSchema)` to create a new message.
  */
 export const MarkOpenedRequestSchema: GenMessage<MarkOpenedRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 6);
+  messageDesc(file_herald_v1_inbox_service, 7);
 
 /**
  * Recorded.
@@ -188,7 +232,7 @@ export type MarkOpenedResponse = Message<"herald.v1.MarkOpenedResponse"> & {
  * Use `create(MarkOpenedResponseSchema)` to create a new message.
  */
 export const MarkOpenedResponseSchema: GenMessage<MarkOpenedResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 7);
+  messageDesc(file_herald_v1_inbox_service, 8);
 
 /**
  * The device side of delivery (device credential): a live stream for `stream` devices, and
@@ -221,7 +265,10 @@ export const InboxService: GenService<{
     output: typeof FetchNotificationResponseSchema;
   },
   /**
-   * Acknowledges receipt: the delivery becomes `delivered`.
+   * Acknowledges receipt: the delivery becomes `delivered`. With `acknowledge`, the person
+   * acknowledges the notification: one that asked for acknowledgement (`require_ack`) stops
+   * repeating and escalating, and is cleared on the account's other devices. The first
+   * acknowledgement counts; a later one changes nothing.
    *
    * @generated from rpc herald.v1.InboxService.AckNotification
    */

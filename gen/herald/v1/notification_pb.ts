@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/notification.proto.
  */
 export const file_herald_v1_notification: GenFile = /*@__PURE__*/
-  fileDesc("ChxoZXJhbGQvdjEvbm90aWZpY2F0aW9uLnByb3RvEgloZXJhbGQudjEiwAMKDE5vdGlmaWNhdGlvbhIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg0KBXRvcGljGAMgASgJEg0KBXRpdGxlGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSEAoIcHJpb3JpdHkYBiABKAkSFgoJY2xpY2tfdXJsGAcgASgJSACIAQESKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKC3R0bF9zZWNvbmRzGAkgASgFSAGIAQESDgoGc3RhdHVzGAogASgJEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGl2ZXJpZXMYDSABKAsyGi5oZXJhbGQudjEuRGVsaXZlcnlTdW1tYXJ5EjQKEWRldmljZV9kZWxpdmVyaWVzGA4gAygLMhkuaGVyYWxkLnYxLkRldmljZURlbGl2ZXJ5QgwKCl9jbGlja191cmxCDgoMX3R0bF9zZWNvbmRzIr0CCg5EZXZpY2VEZWxpdmVyeRIRCglkZXZpY2VfaWQYASABKAkSEwoLZGV2aWNlX25hbWUYAiABKAkSEAoIcGxhdGZvcm0YAyABKAkSDQoFc3RhdGUYBCABKAkSEAoIYXR0ZW1wdHMYBSABKAUSEgoKbGFzdF9lcnJvchgGIAEoCRIrCgdzZW50X2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxkZWxpdmVyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCW9wZW5lZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAicwoPRGVsaXZlcnlTdW1tYXJ5Eg0KBXRvdGFsGAEgASgFEg8KB3BlbmRpbmcYAiABKAUSDAoEc2VudBgDIAEoBRIRCglkZWxpdmVyZWQYBCABKAUSDgoGZmFpbGVkGAUgASgFEg8KB2V4cGlyZWQYBiABKAViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChxoZXJhbGQvdjEvbm90aWZpY2F0aW9uLnByb3RvEgloZXJhbGQudjEiswYKDE5vdGlmaWNhdGlvbhIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg0KBXRvcGljGAMgASgJEg0KBXRpdGxlGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSEAoIcHJpb3JpdHkYBiABKAkSFgoJY2xpY2tfdXJsGAcgASgJSACIAQESKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKC3R0bF9zZWNvbmRzGAkgASgFSAGIAQESDgoGc3RhdHVzGAogASgJEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGl2ZXJpZXMYDSABKAsyGi5oZXJhbGQudjEuRGVsaXZlcnlTdW1tYXJ5EjQKEWRldmljZV9kZWxpdmVyaWVzGA4gAygLMhkuaGVyYWxkLnYxLkRldmljZURlbGl2ZXJ5Ei4KCmRlbGl2ZXJfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3JlcXVpcmVfYWNrGBAgASgIEiEKFHJlcGVhdF9ldmVyeV9zZWNvbmRzGBEgASgFSAKIAQESIwoWZXNjYWxhdGVfYWZ0ZXJfc2Vjb25kcxgSIAEoBUgDiAEBEjMKD2Fja25vd2xlZGdlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIQoZYWNrbm93bGVkZ2VkX2J5X2RldmljZV9pZBgUIAEoCRIPCgdyZXBlYXRzGBUgASgFEjAKDGVzY2FsYXRlZF9hdBgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNZXNjYWxhdGlvbl9pZBgXIAEoCUIMCgpfY2xpY2tfdXJsQg4KDF90dGxfc2Vjb25kc0IXChVfcmVwZWF0X2V2ZXJ5X3NlY29uZHNCGQoXX2VzY2FsYXRlX2FmdGVyX3NlY29uZHMivQIKDkRldmljZURlbGl2ZXJ5EhEKCWRldmljZV9pZBgBIAEoCRITCgtkZXZpY2VfbmFtZRgCIAEoCRIQCghwbGF0Zm9ybRgDIAEoCRINCgVzdGF0ZRgEIAEoCRIQCghhdHRlbXB0cxgFIAEoBRISCgpsYXN0X2Vycm9yGAYgASgJEisKB3NlbnRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGRlbGl2ZXJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJb3BlbmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKFAQoPRGVsaXZlcnlTdW1tYXJ5Eg0KBXRvdGFsGAEgASgFEg8KB3BlbmRpbmcYAiABKAUSDAoEc2VudBgDIAEoBRIRCglkZWxpdmVyZWQYBCABKAUSDgoGZmFpbGVkGAUgASgFEg8KB2V4cGlyZWQYBiABKAUSEAoIY2FuY2VsZWQYByABKAViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * A notification published into a project. It is delivered to every device signed into the
@@ -91,7 +91,9 @@ export type Notification = Message<"herald.v1.Notification"> & {
   ttlSeconds?: number | undefined;
 
   /**
-   * Delivery status of the notification as a whole: `queued` (accepted, not yet fanned out),
+   * Delivery status of the notification as a whole: `scheduled` (waiting for its `deliver_at`),
+   * `canceled` (canceled before every device was sent it; see each device's entry), `queued`
+   * (accepted, not yet fanned out),
    * `delivering` (some delivery pending), `sent` (every device's provider or stream accepted it,
    * not every device confirmed it yet), `delivered` (every device fetched, acknowledged or opened
    * it), `partially_sent` / `partially_delivered` (some devices failed, the others accepted /
@@ -109,7 +111,8 @@ export type Notification = Message<"herald.v1.Notification"> & {
   createdAt?: Timestamp | undefined;
 
   /**
-   * created_at + ttl_seconds, when a ttl is set.
+   * When undelivered copies expire, when a ttl is set: created_at + ttl_seconds, or for a
+   * scheduled notification deliver_at + ttl_seconds.
    *
    * @generated from field: google.protobuf.Timestamp expires_at = 12;
    */
@@ -128,6 +131,69 @@ export type Notification = Message<"herald.v1.Notification"> & {
    * @generated from field: repeated herald.v1.DeviceDelivery device_deliveries = 14;
    */
   deviceDeliveries: DeviceDelivery[];
+
+  /**
+   * When a scheduled notification is (or was) to be fanned out; absent for one sent at once.
+   *
+   * @generated from field: google.protobuf.Timestamp deliver_at = 15;
+   */
+  deliverAt?: Timestamp | undefined;
+
+  /**
+   * Whether it asked for acknowledgement, and how: see NotifyRequest.
+   *
+   * @generated from field: bool require_ack = 16;
+   */
+  requireAck: boolean;
+
+  /**
+   * Seconds between repeats until acknowledged, when it asked for acknowledgement.
+   *
+   * @generated from field: optional int32 repeat_every_seconds = 17;
+   */
+  repeatEverySeconds?: number | undefined;
+
+  /**
+   * Seconds after which it escalates unless acknowledged, when set.
+   *
+   * @generated from field: optional int32 escalate_after_seconds = 18;
+   */
+  escalateAfterSeconds?: number | undefined;
+
+  /**
+   * When a device acknowledged it, and which.
+   *
+   * @generated from field: google.protobuf.Timestamp acknowledged_at = 19;
+   */
+  acknowledgedAt?: Timestamp | undefined;
+
+  /**
+   * The device that acknowledged it.
+   *
+   * @generated from field: string acknowledged_by_device_id = 20;
+   */
+  acknowledgedByDeviceId: string;
+
+  /**
+   * How many times it was sent again while waiting for acknowledgement.
+   *
+   * @generated from field: int32 repeats = 21;
+   */
+  repeats: number;
+
+  /**
+   * When it escalated, and the escalation's notification id.
+   *
+   * @generated from field: google.protobuf.Timestamp escalated_at = 22;
+   */
+  escalatedAt?: Timestamp | undefined;
+
+  /**
+   * The notification published as its escalation.
+   *
+   * @generated from field: string escalation_id = 23;
+   */
+  escalationId: string;
 };
 
 /**
@@ -165,7 +231,7 @@ export type DeviceDelivery = Message<"herald.v1.DeviceDelivery"> & {
   platform: string;
 
   /**
-   * `pending`, `sent`, `delivered`, `opened`, `failed` or `expired`.
+   * `pending`, `sent`, `delivered`, `opened`, `failed`, `expired` or `canceled`.
    *
    * @generated from field: string state = 4;
    */
@@ -268,6 +334,13 @@ export type DeliverySummary = Message<"herald.v1.DeliverySummary"> & {
    * @generated from field: int32 expired = 6;
    */
   expired: number;
+
+  /**
+   * Canceled before it was sent.
+   *
+   * @generated from field: int32 canceled = 7;
+   */
+  canceled: number;
 };
 
 /**

@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/notify_service.proto.
  */
 export const file_herald_v1_notify_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5oZXJhbGQvdjEvbm90aWZ5X3NlcnZpY2UucHJvdG8SCWhlcmFsZC52MSK+AwoNTm90aWZ5UmVxdWVzdBIZCgV0aXRsZRgBIAEoCUIKukgHyAEBcgIYeBIZCgdtZXNzYWdlGAIgASgJQgi6SAVyAxiAEBIoCgV0b3BpYxgDIAEoCUIZukgWchQyEl5bYS16MC05Xy1dezAsNjR9JBIsCghwcmlvcml0eRgEIAEoCUIaukgXchVSAFIDbG93UgZub3JtYWxSBGhpZ2gSrgEKCWNsaWNrX3VybBgFIAEoCUKVAbpIkQG6AYUBChBjbGlja191cmwuc2NoZW1lEhxtdXN0IGJlIGFuIGh0dHAgb3IgaHR0cHMgVVJMGlN0aGlzLmxvd2VyQXNjaWkoKS5zdGFydHNXaXRoKCdodHRwOi8vJykgfHwgdGhpcy5sb3dlckFzY2lpKCkuc3RhcnRzV2l0aCgnaHR0cHM6Ly8nKXIGGIAQiAEBSACIAQESKQoIbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiUKC3R0bF9zZWNvbmRzGAcgASgFQgu6SAgaBhiAowUoHkgBiAEBQgwKCl9jbGlja191cmxCDgoMX3R0bF9zZWNvbmRzIj8KDk5vdGlmeVJlc3BvbnNlEi0KDG5vdGlmaWNhdGlvbhgBIAEoCzIXLmhlcmFsZC52MS5Ob3RpZmljYXRpb24iLgoWR2V0Tm90aWZpY2F0aW9uUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiSAoXR2V0Tm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiKAAQoYTGlzdE5vdGlmaWNhdGlvbnNSZXF1ZXN0EigKBXRvcGljGAEgASgJQhm6SBZyFDISXlthLXowLTlfLV17MCw2NH0kEhwKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgAEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGIAEImQKGUxpc3ROb3RpZmljYXRpb25zUmVzcG9uc2USLgoNbm90aWZpY2F0aW9ucxgBIAMoCzIXLmhlcmFsZC52MS5Ob3RpZmljYXRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMv0CCg1Ob3RpZnlTZXJ2aWNlEmIKBk5vdGlmeRIYLmhlcmFsZC52MS5Ob3RpZnlSZXF1ZXN0GhkuaGVyYWxkLnYxLk5vdGlmeVJlc3BvbnNlIiOC0+STAh06ASpiDG5vdGlmaWNhdGlvbiIKL3YxL25vdGlmeRKJAQoPR2V0Tm90aWZpY2F0aW9uEiEuaGVyYWxkLnYxLkdldE5vdGlmaWNhdGlvblJlcXVlc3QaIi5oZXJhbGQudjEuR2V0Tm90aWZpY2F0aW9uUmVzcG9uc2UiL5ACAYLT5JMCJmIMbm90aWZpY2F0aW9uEhYvdjEvbm90aWZpY2F0aW9ucy97aWR9EnwKEUxpc3ROb3RpZmljYXRpb25zEiMuaGVyYWxkLnYxLkxpc3ROb3RpZmljYXRpb25zUmVxdWVzdBokLmhlcmFsZC52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlIhyQAgGC0+STAhMSES92MS9ub3RpZmljYXRpb25zYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_herald_v1_notification]);
+  fileDesc("Ch5oZXJhbGQvdjEvbm90aWZ5X3NlcnZpY2UucHJvdG8SCWhlcmFsZC52MSKxBgoNTm90aWZ5UmVxdWVzdBIZCgV0aXRsZRgBIAEoCUIKukgHyAEBcgIYeBIZCgdtZXNzYWdlGAIgASgJQgi6SAVyAxiAEBIoCgV0b3BpYxgDIAEoCUIZukgWchQyEl5bYS16MC05Xy1dezAsNjR9JBIsCghwcmlvcml0eRgEIAEoCUIaukgXchVSAFIDbG93UgZub3JtYWxSBGhpZ2gSrgEKCWNsaWNrX3VybBgFIAEoCUKVAbpIkQG6AYUBChBjbGlja191cmwuc2NoZW1lEhxtdXN0IGJlIGFuIGh0dHAgb3IgaHR0cHMgVVJMGlN0aGlzLmxvd2VyQXNjaWkoKS5zdGFydHNXaXRoKCdodHRwOi8vJykgfHwgdGhpcy5sb3dlckFzY2lpKCkuc3RhcnRzV2l0aCgnaHR0cHM6Ly8nKXIGGIAQiAEBSACIAQESKQoIbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiUKC3R0bF9zZWNvbmRzGAcgASgFQgu6SAgaBhiAowUoHkgBiAEBEiAKCmRlbGl2ZXJfYXQYCCABKAlCB7pIBHICGEBIAogBARInCg1kZWxheV9zZWNvbmRzGAkgASgFQgu6SAgaBhiA9SQoAUgDiAEBEhMKC3JlcXVpcmVfYWNrGAogASgIEi4KFHJlcGVhdF9ldmVyeV9zZWNvbmRzGAsgASgFQgu6SAgaBhiAowUoHkgEiAEBEjAKFmVzY2FsYXRlX2FmdGVyX3NlY29uZHMYDCABKAVCC7pICBoGGID1JCgeSAWIAQESNAoRZXNjYWxhdGVfdG9fdG9waWMYDSABKAlCGbpIFnIUMhJeW2EtejAtOV8tXXswLDY0fSQSJAoTZXNjYWxhdGVfdG9fcHJvamVjdBgOIAEoCUIHukgEcgIYZEIMCgpfY2xpY2tfdXJsQg4KDF90dGxfc2Vjb25kc0INCgtfZGVsaXZlcl9hdEIQCg5fZGVsYXlfc2Vjb25kc0IXChVfcmVwZWF0X2V2ZXJ5X3NlY29uZHNCGQoXX2VzY2FsYXRlX2FmdGVyX3NlY29uZHMiPwoOTm90aWZ5UmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiIuChZHZXROb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASJIChdHZXROb3RpZmljYXRpb25SZXNwb25zZRItCgxub3RpZmljYXRpb24YASABKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uIjEKGUNhbmNlbE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIksKGkNhbmNlbE5vdGlmaWNhdGlvblJlc3BvbnNlEi0KDG5vdGlmaWNhdGlvbhgBIAEoCzIXLmhlcmFsZC52MS5Ob3RpZmljYXRpb24igAEKGExpc3ROb3RpZmljYXRpb25zUmVxdWVzdBIoCgV0b3BpYxgBIAEoCUIZukgWchQyEl5bYS16MC05Xy1dezAsNjR9JBIcCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoABIcCgpwYWdlX3Rva2VuGAMgASgJQgi6SAVyAxiABCJkChlMaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEi4KDW5vdGlmaWNhdGlvbnMYASADKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTKSBAoNTm90aWZ5U2VydmljZRJiCgZOb3RpZnkSGC5oZXJhbGQudjEuTm90aWZ5UmVxdWVzdBoZLmhlcmFsZC52MS5Ob3RpZnlSZXNwb25zZSIjgtPkkwIdOgEqYgxub3RpZmljYXRpb24iCi92MS9ub3RpZnkSiQEKD0dldE5vdGlmaWNhdGlvbhIhLmhlcmFsZC52MS5HZXROb3RpZmljYXRpb25SZXF1ZXN0GiIuaGVyYWxkLnYxLkdldE5vdGlmaWNhdGlvblJlc3BvbnNlIi+QAgGC0+STAiZiDG5vdGlmaWNhdGlvbhIWL3YxL25vdGlmaWNhdGlvbnMve2lkfRKSAQoSQ2FuY2VsTm90aWZpY2F0aW9uEiQuaGVyYWxkLnYxLkNhbmNlbE5vdGlmaWNhdGlvblJlcXVlc3QaJS5oZXJhbGQudjEuQ2FuY2VsTm90aWZpY2F0aW9uUmVzcG9uc2UiL5ACAoLT5JMCJmIMbm90aWZpY2F0aW9uKhYvdjEvbm90aWZpY2F0aW9ucy97aWR9EnwKEUxpc3ROb3RpZmljYXRpb25zEiMuaGVyYWxkLnYxLkxpc3ROb3RpZmljYXRpb25zUmVxdWVzdBokLmhlcmFsZC52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlIhyQAgGC0+STAhMSES92MS9ub3RpZmljYXRpb25zYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_herald_v1_notification]);
 
 /**
  * The publish request. Only `title` is required.
@@ -78,6 +78,64 @@ export type NotifyRequest = Message<"herald.v1.NotifyRequest"> & {
    * @generated from field: optional int32 ttl_seconds = 7;
    */
   ttlSeconds?: number | undefined;
+
+  /**
+   * When to deliver: an RFC 3339 date-time with a UTC offset (`2026-11-23T18:00:00Z`,
+   * `2026-11-23T19:00:00+01:00`), in the future by at most 7 days. The notification is created
+   * at once with status `scheduled` and fanned out at that time (within a second), to the
+   * devices signed in then; `ttl_seconds` counts from it. Not together with `delay_seconds`.
+   *
+   * @generated from field: optional string deliver_at = 8;
+   */
+  deliverAt?: string | undefined;
+
+  /**
+   * Deliver after this many seconds, 1..604800 (7 days), as `deliver_at` would. Not together
+   * with `deliver_at`.
+   *
+   * @generated from field: optional int32 delay_seconds = 9;
+   */
+  delaySeconds?: number | undefined;
+
+  /**
+   * Ask for acknowledgement: until a device acknowledges it (`AckNotification` with
+   * `acknowledge`), it is sent again to the account's devices every `repeat_every_seconds`,
+   * and after `escalate_after_seconds` escalated once, as a new notification to
+   * `escalate_to_topic` in `escalate_to_project`.
+   *
+   * @generated from field: bool require_ack = 10;
+   */
+  requireAck: boolean;
+
+  /**
+   * With `require_ack`: 30..86400 seconds between repeats; absent means 300.
+   *
+   * @generated from field: optional int32 repeat_every_seconds = 11;
+   */
+  repeatEverySeconds?: number | undefined;
+
+  /**
+   * With `require_ack`: escalate if nobody acknowledged within 30..604800 seconds; absent means
+   * never. Needs `escalate_to_topic` or `escalate_to_project`.
+   *
+   * @generated from field: optional int32 escalate_after_seconds = 12;
+   */
+  escalateAfterSeconds?: number | undefined;
+
+  /**
+   * The topic the escalation is published to (default: the notification's own topic).
+   *
+   * @generated from field: string escalate_to_topic = 13;
+   */
+  escalateToTopic: string;
+
+  /**
+   * The project (name or id, of the same account) the escalation is published to (default: the
+   * notification's own project).
+   *
+   * @generated from field: string escalate_to_project = 14;
+   */
+  escalateToProject: string;
 };
 
 /**
@@ -151,6 +209,48 @@ export const GetNotificationResponseSchema: GenMessage<GetNotificationResponse> 
   messageDesc(file_herald_v1_notify_service, 3);
 
 /**
+ * Request to cancel a notification.
+ *
+ * @generated from message herald.v1.CancelNotificationRequest
+ */
+export type CancelNotificationRequest = Message<"herald.v1.CancelNotificationRequest"> & {
+  /**
+   * The notification's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message herald.v1.CancelNotificationRequest.
+ * Use `create(CancelNotificationRequestSchema)` to create a new message.
+ */
+export const CancelNotificationRequestSchema: GenMessage<CancelNotificationRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_notify_service, 4);
+
+/**
+ * Response to a cancel.
+ *
+ * @generated from message herald.v1.CancelNotificationResponse
+ */
+export type CancelNotificationResponse = Message<"herald.v1.CancelNotificationResponse"> & {
+  /**
+   * The notification after the cancel, with its delivery summary.
+   *
+   * @generated from field: herald.v1.Notification notification = 1;
+   */
+  notification?: Notification | undefined;
+};
+
+/**
+ * Describes the message herald.v1.CancelNotificationResponse.
+ * Use `create(CancelNotificationResponseSchema)` to create a new message.
+ */
+export const CancelNotificationResponseSchema: GenMessage<CancelNotificationResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_notify_service, 5);
+
+/**
  * Request for a page of notifications.
  *
  * @generated from message herald.v1.ListNotificationsRequest
@@ -183,7 +283,7 @@ export type ListNotificationsRequest = Message<"herald.v1.ListNotificationsReque
  * Use `create(ListNotificationsRequestSchema)` to create a new message.
  */
 export const ListNotificationsRequestSchema: GenMessage<ListNotificationsRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_notify_service, 4);
+  messageDesc(file_herald_v1_notify_service, 6);
 
 /**
  * A page of notifications.
@@ -211,7 +311,7 @@ export type ListNotificationsResponse = Message<"herald.v1.ListNotificationsResp
  * Use `create(ListNotificationsResponseSchema)` to create a new message.
  */
 export const ListNotificationsResponseSchema: GenMessage<ListNotificationsResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_notify_service, 5);
+  messageDesc(file_herald_v1_notify_service, 7);
 
 /**
  * Publishing and reading notifications.
@@ -252,6 +352,20 @@ export const NotifyService: GenService<{
     methodKind: "unary";
     input: typeof GetNotificationRequestSchema;
     output: typeof GetNotificationResponseSchema;
+  },
+  /**
+   * Cancels what of a notification has not been sent yet: a scheduled or queued notification
+   * as a whole (status `canceled`, no device gets it), or the deliveries of a delivering one
+   * that no provider or stream has been handed yet (each becomes `canceled`). Idempotent: a
+   * second cancel answers the notification as it is. One whose every delivery is already sent
+   * or settled is `not_cancelable`; a notification of another project is `not_found`.
+   *
+   * @generated from rpc herald.v1.NotifyService.CancelNotification
+   */
+  cancelNotification: {
+    methodKind: "unary";
+    input: typeof CancelNotificationRequestSchema;
+    output: typeof CancelNotificationResponseSchema;
   },
   /**
    * Lists the caller's project's notifications, newest first, optionally for one topic.

@@ -2,8 +2,21 @@
 import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
 import type { Command } from "../command.ts";
-import { CliError, exit } from "../context.ts";
+import { CliError, type Context, exit } from "../context.ts";
 import { need, resolveId, resourceJson, table, when } from "../format.ts";
+
+/** The notification a typed id (or unique prefix) names, and a client to act on it. */
+async function pick(ctx: Context, typed: string) {
+  const notify = ctx.client(NotifyService);
+  const headers = { headers: ctx.headers(ctx.publisherSecret) };
+  const id = await resolveId(typed, "notification", async () =>
+    (await notify.listNotifications({ pageSize: 100 }, headers)).notifications.map((x) => ({
+      id: x.id,
+      label: x.title,
+    })),
+  );
+  return { notify, headers, id };
+}
 
 export const history: Command[] = [
   {
@@ -38,14 +51,7 @@ export const history: Command[] = [
     options: {},
     async run(ctx, { positionals }) {
       const [typed] = need(positionals, 1, "herald status ID");
-      const notify = ctx.client(NotifyService);
-      const headers = { headers: ctx.headers(ctx.publisherSecret) };
-      const id = await resolveId(typed as string, "notification", async () =>
-        (await notify.listNotifications({ pageSize: 100 }, headers)).notifications.map((x) => ({
-          id: x.id,
-          label: x.title,
-        })),
-      );
+      const { notify, headers, id } = await pick(ctx, typed as string);
       const { notification: n } = await notify.getNotification({ id }, headers);
       const devices = n?.deviceDeliveries ?? [];
       ctx.out(
@@ -63,6 +69,26 @@ export const history: Command[] = [
             last_error: d.lastError,
           })),
         },
+      );
+      return exit.ok;
+    },
+  },
+  {
+    name: "cancel",
+    summary: "cancel a scheduled notification, or its copies not sent yet",
+    usage: "herald cancel ID",
+    options: {},
+    example: "herald cancel 0193f0c2",
+    async run(ctx, { positionals }) {
+      const [typed] = need(positionals, 1, "herald cancel ID");
+      const { notify, headers, id } = await pick(ctx, typed as string);
+      const { notification: n } = await notify.cancelNotification({ id }, headers);
+      const canceled = n?.deliveries?.canceled ?? 0;
+      ctx.out(
+        n?.status === "canceled"
+          ? `canceled: ${n.title} will not be sent`
+          : `canceled ${canceled} ${canceled === 1 ? "copy" : "copies"} not yet sent of ${n?.title} (status: ${n?.status})`,
+        n ? resourceJson(NotificationSchema, n) : {},
       );
       return exit.ok;
     },

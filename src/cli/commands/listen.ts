@@ -13,7 +13,7 @@ import { InboxService } from "../../../gen/herald/v1/inbox_service_pb.ts";
 import { type Notification, NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Command } from "../command.ts";
-import { type Context, exit } from "../context.ts";
+import { CliError, type Context, exit } from "../context.ts";
 
 async function ensureDevice(
   ctx: Context,
@@ -91,6 +91,56 @@ function desktopNotify(n: Notification, env: Record<string, string | undefined>)
   child.on("error", () => {}); // not installed: the terminal line is enough
 }
 
+/**
+ * How `listen` shows what arrives: printed, as NDJSON, or run through `--exec`; a notification
+ * awaiting acknowledgement is acknowledged with the `a` key on a terminal, and a clear (it was
+ * acknowledged, here or elsewhere) is said.
+ */
+function presenter(
+  ctx: Context,
+  values: Record<string, unknown>,
+  deviceId: string,
+  acknowledge: (id: string) => Promise<unknown>,
+) {
+  const exec = typeof values.exec === "string" ? values.exec : undefined;
+  let waiting: Notification | undefined;
+  const stopKeys =
+    exec === undefined && !ctx.flags.json
+      ? ctx.io.onKey?.((key) => {
+          if (key !== "a" || !waiting) return;
+          const n = waiting;
+          waiting = undefined;
+          acknowledge(n.id).catch((err: unknown) => {
+            ctx.io.stderr(`acknowledging failed: ${HeraldError.from(err).message}\n`);
+          });
+        })
+      : undefined;
+  return {
+    async notification(n: Notification) {
+      const json = JSON.stringify(toJson(NotificationSchema, n, { useProtoFieldName: true }));
+      if (exec !== undefined) await runExec(exec, json, ctx.io.env);
+      else if (ctx.flags.json)
+        ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
+      else ctx.io.stdout(`${values.bell ? "\x07" : ""}${formatNotification(n, ctx.io.isTty)}`);
+      if (values.desktop) desktopNotify(n, ctx.io.env);
+      if (n.requireAck && !n.acknowledgedAt) {
+        waiting = n;
+        if (stopKeys) ctx.io.stdout("  needs acknowledgement: press a\n");
+      }
+    },
+    cleared({ id, byDeviceId }: { id: string; byDeviceId: string }) {
+      if (id === waiting?.id) waiting = undefined;
+      if (ctx.flags.json) {
+        ctx.io.stdout(`${JSON.stringify({ cleared: { id, by_device_id: byDeviceId } })}\n`);
+      } else if (exec === undefined) {
+        const where = byDeviceId === deviceId ? "here" : `on device ${byDeviceId}`;
+        ctx.io.stdout(`  ✓ acknowledged ${where}: ${id}\n`);
+      }
+    },
+    stop: () => stopKeys?.(),
+  };
+}
+
 export const listen: Command = {
   name: "listen",
   summary: "receive notifications live on this machine (a stream device)",
@@ -110,6 +160,9 @@ export const listen: Command = {
     const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
     const inbox = ctx.client(InboxService);
     let received = 0;
+    const show = presenter(ctx, values, device.id, (id) =>
+      inbox.ackNotification({ id, acknowledge: true }, auth),
+    );
     let backoff = 500;
     let lost = false;
     while (received < limit && !ctx.io.signal?.aborted) {
@@ -124,17 +177,10 @@ export const listen: Command = {
             ctx.io.stderr("reconnected\n");
             lost = false;
           }
+          if (msg.event.case === "cleared") show.cleared(msg.event.value);
           if (msg.event.case !== "notification") continue;
           const n = msg.event.value;
-          const json = JSON.stringify(toJson(NotificationSchema, n, { useProtoFieldName: true }));
-          if (typeof values.exec === "string") {
-            await runExec(values.exec, json, ctx.io.env);
-          } else if (ctx.flags.json) {
-            ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
-          } else {
-            ctx.io.stdout(`${values.bell ? "\x07" : ""}${formatNotification(n, ctx.io.isTty)}`);
-          }
-          if (values.desktop) desktopNotify(n, ctx.io.env);
+          await show.notification(n);
           await inbox.ackNotification({ id: n.id }, auth);
           ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
           if (++received >= limit) break;
@@ -157,6 +203,27 @@ export const listen: Command = {
         abort.abort();
       }
     }
+    show.stop();
+    return exit.ok;
+  },
+};
+
+export const ack: Command = {
+  name: "ack",
+  summary: "acknowledge a notification as this machine (stops its repeats and escalation)",
+  usage: "herald ack ID",
+  options: {},
+  async run(ctx, { positionals }) {
+    const [id] = positionals;
+    if (!id) throw new CliError("usage: herald ack ID", exit.usage);
+    const device = await ensureDevice(ctx);
+    await ctx
+      .client(InboxService)
+      .ackNotification(
+        { id, acknowledge: true },
+        { headers: { authorization: `Bearer ${device.credential}` } },
+      );
+    ctx.out(`acknowledged ${id}`, { id, acknowledged: true });
     return exit.ok;
   },
 };

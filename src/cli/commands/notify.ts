@@ -1,5 +1,6 @@
 /** `herald notify TITLE …`: publish one notification. */
 import { randomUUID } from "node:crypto";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { Herald, type Notification, type NotifyInput } from "../../sdk/index.ts";
 import type { Command, Parsed } from "../command.ts";
@@ -19,6 +20,8 @@ export const notifyFlags: Record<string, string> = {
   meta: "key=value added to the metadata; repeat for more",
   ttl: "seconds after which undelivered copies are dropped (default: none, 24 h cap)",
   "idempotency-key": "KEY: a retry with the same key is sent once (default: one per invocation)",
+  at: "TIME: deliver at this RFC 3339 time (2026-11-23T18:00:00Z), at most 7 days ahead",
+  in: "DURATION: deliver after this long: 90s, 10m, 2h, 1d, 1h30m (at most 7 days)",
 };
 
 /** The flags `notify` and `run` share. */
@@ -31,7 +34,41 @@ export const notifyOptions = {
   meta: { type: "string", multiple: true },
   ttl: { type: "string" },
   "idempotency-key": { type: "string" },
+  at: { type: "string" },
+  in: { type: "string" },
 } as const;
+
+const durationUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Seconds in a duration like `90s`, `10m`, `1h30m`, `2d`; undefined when it is none. */
+export function parseDuration(text: string): number | undefined {
+  if (!/^(\d+[smhd])+$/.test(text)) return undefined;
+  let seconds = 0;
+  for (const [, n, unit] of text.matchAll(/(\d+)([smhd])/g)) {
+    seconds += Number(n) * (durationUnits[unit as string] as number);
+  }
+  return seconds;
+}
+
+/** `--at` / `--in`: when to deliver (the server checks the range and names the field). */
+function scheduleOf(values: Parsed["values"]): Pick<NotifyInput, "deliverAt" | "delaySeconds"> {
+  if (values.at !== undefined && values.in !== undefined) {
+    throw new CliError("give --at or --in, not both", exit.usage);
+  }
+  if (values.at !== undefined) return { deliverAt: values.at as string };
+  if (values.in === undefined) return {};
+  const seconds = parseDuration(values.in as string);
+  if (seconds === undefined) {
+    throw new CliError(
+      `--in takes a duration like 90s, 10m, 2h or 1h30m, got ${JSON.stringify(values.in)}`,
+      exit.usage,
+    );
+  }
+  if (seconds < 1 || seconds > 7 * 86_400) {
+    throw new CliError("--in must be 1s..7d: Herald schedules at most 7 days ahead", exit.usage);
+  }
+  return { delaySeconds: seconds };
+}
 
 /** Builds the publish request from the shared flags. */
 export function notifyInput(
@@ -39,7 +76,7 @@ export function notifyInput(
   values: Parsed["values"],
   message?: string,
 ): NotifyInput {
-  const input: NotifyInput = { title };
+  const input: NotifyInput = { title, ...scheduleOf(values) };
   const msg = (values.message as string | undefined) ?? message;
   if (msg !== undefined) input.message = msg;
   if (values.topic) input.topic = values.topic as string;
@@ -101,6 +138,7 @@ export function notificationJson(n: Notification): Record<string, unknown> {
     metadata: n.metadata ?? null,
     ttl_seconds: n.ttlSeconds ?? null,
     status: n.status,
+    deliver_at: n.deliverAt ? timestampDate(n.deliverAt).toISOString() : null,
   };
 }
 
@@ -108,7 +146,7 @@ export const notify: Command = {
   name: "notify",
   summary: "publish a notification (message with -m, or -m - for standard input)",
   usage:
-    "herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--idempotency-key KEY]",
+    "herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--at TIME | --in DURATION] [--idempotency-key KEY]",
   options: notifyOptions,
   flags: notifyFlags,
   example: 'herald notify "Deploy finished" -m "api v42 is live" --priority high --topic deploys',

@@ -6,6 +6,11 @@ import { Migration0005Retention } from "./0005-retention.ts";
 import { Migration0006Console } from "./0006-console.ts";
 import { Migration0007Expiry } from "./0007-expiry.ts";
 import { Migration0008RateBuckets } from "./0008-rate-buckets.ts";
+import { Migration0009QuotaLedger } from "./0009-quota-ledger.ts";
+import { Migration0010Schedules } from "./0010-schedules.ts";
+import { Migration0011Webhooks } from "./0011-webhooks.ts";
+import { Migration0012Acknowledgements } from "./0012-acknowledgements.ts";
+import { Migration0013ClearPushes } from "./0013-clear-pushes.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -17,4 +22,9 @@ export const migrations = [
   { name: "0006-console", class: Migration0006Console },
   { name: "0007-expiry", class: Migration0007Expiry },
   { name: "0008-rate-buckets", class: Migration0008RateBuckets },
+  { name: "0009-quota-ledger", class: Migration0009QuotaLedger },
+  { name: "0010-schedules", class: Migration0010Schedules },
+  { name: "0011-webhooks", class: Migration0011Webhooks },
+  { name: "0012-acknowledgements", class: Migration0012Acknowledgements },
+  { name: "0013-clear-pushes", class: Migration0013ClearPushes },
 ];

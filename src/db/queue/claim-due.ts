@@ -16,6 +16,8 @@ export interface DueDelivery {
   message: string;
   priority: string;
   click_url: string | null;
+  /** It asks for acknowledgement and has none yet (a web push shows an Acknowledge button). */
+  awaits_ack: boolean;
   created_at: Date;
   expires_at: Date | null;
   /** The device's sealed push token (see PushTokenKeyRing), or null when it has none. */
@@ -42,6 +44,7 @@ export async function claimDue(
        returning d.notification_id, d.device_id, d.platform, d.attempts
      )
      select c.*, n.topic, n.title, n.message, n.priority, n.click_url, n.created_at, n.expires_at,
+            (n.require_ack and n.acknowledged_at is null) as awaits_ack,
             dv.token_key_id, dv.token_box
        from claimed c join notification n on n.id = c.notification_id
        join device dv on dv.id = c.device_id`,

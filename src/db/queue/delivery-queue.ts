@@ -3,18 +3,28 @@
  * in a file of its own beside this one (as graphile-worker keeps them), bound here to a pool.
  */
 import type { Orm } from "../orm.ts";
+import { acknowledge, claimClears, escalateDue, repeatDue } from "./acknowledgements.ts";
 import { claimDue } from "./claim-due.ts";
 import { expireStreamDeliveries } from "./expire-streams.ts";
 import { fanOut } from "./fan-out.ts";
 import { markStreamed } from "./mark-streamed.ts";
+import { cancel, releaseDue } from "./schedule.ts";
 import { type DeliveryKey, type Outcome, settle } from "./settle.ts";
 import { queueStats } from "./stats.ts";
-import { pendingStream, streamBacklog } from "./stream-backlog.ts";
+import { deliveredTo, pendingStream, streamBacklog } from "./stream-backlog.ts";
 
 export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
   const db = () => orm.em.getConnection();
   return {
     fanOut: (limit: number) => fanOut(db(), limit),
+    releaseDue: (limit: number) => releaseDue(db(), limit),
+    repeatDue: (limit: number, scale: number) => repeatDue(db(), limit, scale),
+    escalateDue: (limit: number) => escalateDue(db(), limit),
+    acknowledge: (id: string, deviceId: string) => acknowledge(db(), id, deviceId),
+    claimClears: (limit: number) => claimClears(db(), limit),
+    /** Of these notifications, those the device has a delivery of. */
+    deliveredTo: (deviceId: string, ids: readonly string[]) => deliveredTo(db(), deviceId, ids),
+    cancel: (projectId: string, id: string) => cancel(db(), projectId, id),
     claimDue: (limit: number) => claimDue(db(), limit, leaseSeconds),
     settle: (items: readonly { delivery: DeliveryKey; outcome: Outcome }[]) => settle(db(), items),
     expireStreamDeliveries: () => expireStreamDeliveries(db()),

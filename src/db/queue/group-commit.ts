@@ -25,6 +25,7 @@ import {
   notificationColumns,
   type PublishResult,
   publish as publishAlone,
+  recordsetColumns,
 } from "./publish.ts";
 
 interface Pending {
@@ -56,9 +57,7 @@ const batchStatement = `
     select set_config('lock_timeout', '${batchLockTimeoutMs}ms', true)
   ), input as materialized (
     select x.* from wait, json_to_recordset(?::json) as x(
-      i int, id uuid, project_id uuid, topic text, title text, message text, priority text,
-      click_url text, metadata text, ttl_seconds int, status text, created_at timestamptz,
-      expires_at timestamptz, key text, fingerprint text, response text, ttl int)
+      i int, ${recordsetColumns}, key text, fingerprint text, response text, ttl int)
   ), locked as materialized (
     select x.*, x.key is null
              or pg_try_advisory_xact_lock(hashtextextended(x.project_id::text || '/' || x.key, 0))
@@ -78,8 +77,10 @@ const batchStatement = `
     returning notification_id
   ), ins as (
     insert into notification (${notificationColumns})
-    select l.id, l.project_id, l.topic, l.title, l.message, l.priority, l.click_url,
-           l.metadata::json, l.ttl_seconds, l.status, l.created_at, l.expires_at
+    select ${notificationColumns
+      .split(", ")
+      .map((c) => `l.${c}`)
+      .join(", ")}
       from locked l
      where l.got and (l.key is null or l.id in (select notification_id from claim))
     returning id
@@ -176,7 +177,6 @@ function input(p: Pending, i: number) {
   return {
     i,
     ...n,
-    metadata: n.metadata === null ? null : JSON.stringify(n.metadata),
     key: claim?.key ?? null,
     fingerprint: claim ? claim.fingerprint.toString("base64") : null,
     response: claim ? Buffer.from(claim.response).toString("base64") : null,

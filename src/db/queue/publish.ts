@@ -20,6 +20,22 @@ export interface NotificationRow {
   status: string;
   created_at: Date;
   expires_at: Date | null;
+  /** When a scheduled notification is to be fanned out (status `scheduled` until then). */
+  deliver_at: Date | null;
+  /** Acknowledgement asked for: repeats and escalation until a device acknowledges it. */
+  require_ack: boolean;
+  repeat_every_seconds: number | null;
+  escalate_after_seconds: number | null;
+  escalate_topic: string | null;
+  escalate_project_id: string | null;
+  next_repeat_at: Date | null;
+  escalate_at: Date | null;
+  /** Set later, by the repeats, the acknowledgement and the escalation. */
+  repeats?: number;
+  acknowledged_at?: Date | null;
+  acknowledged_by?: string | null;
+  escalated_at?: Date | null;
+  escalation_id?: string | null;
 }
 
 export interface IdempotencyClaim {
@@ -39,27 +55,49 @@ export type PublishResult =
   /** Another request holding the key did not commit within the wait. */
   | { kind: "busy" };
 
-export const notificationColumns =
-  "id, project_id, topic, title, message, priority, click_url, metadata, ttl_seconds, status, created_at, expires_at";
+/** The columns a publish writes, with their SQL types (for casts in the statements). */
+const columnTypes = {
+  id: "uuid",
+  project_id: "uuid",
+  topic: "text",
+  title: "text",
+  message: "text",
+  priority: "text",
+  click_url: "text",
+  metadata: "json",
+  ttl_seconds: "int",
+  status: "text",
+  created_at: "timestamptz",
+  expires_at: "timestamptz",
+  deliver_at: "timestamptz",
+  require_ack: "boolean",
+  repeat_every_seconds: "int",
+  escalate_after_seconds: "int",
+  escalate_topic: "text",
+  escalate_project_id: "uuid",
+  next_repeat_at: "timestamptz",
+  escalate_at: "timestamptz",
+} as const;
+
+type Column = keyof typeof columnTypes;
+const written = Object.keys(columnTypes) as Column[];
+
+/** The columns a publish inserts. */
+export const notificationColumns = written.join(", ");
+/** `?::type` for each, in order. */
+const placeholders = written.map((c) => `?::${columnTypes[c]}`).join(", ");
+/** `x.col` for each, as json_to_recordset's record definition reads them. */
+export const recordsetColumns = written.map((c) => `${c} ${columnTypes[c]}`).join(", ");
+/** What reads select: the written columns and those set later. */
+export const notificationSelect = `${notificationColumns}, repeats, acknowledged_at, acknowledged_by, escalated_at, escalation_id`;
 
 function values(n: NotificationRow): unknown[] {
-  return [
-    n.id,
-    n.project_id,
-    n.topic,
-    n.title,
-    n.message,
-    n.priority,
-    n.click_url,
-    n.metadata === null ? null : JSON.stringify(n.metadata),
-    n.ttl_seconds,
-    n.status,
-    n.created_at,
-    n.expires_at,
-  ];
+  return written.map((c) =>
+    c === "metadata" ? (n.metadata === null ? null : JSON.stringify(n.metadata)) : n[c],
+  );
 }
 
-const insertPlain = `insert into notification (${notificationColumns}) values (?, ?, ?, ?, ?, ?, ?, ?::json, ?, ?, ?, ?)`;
+const insertPlain = `insert into notification (${notificationColumns}) values (${placeholders})`;
 
 /*
  * Claims the key and inserts the notification in one statement. A concurrent request holding the
@@ -87,7 +125,7 @@ const insertIdempotent = `
     returning 1
   )
   insert into notification (${notificationColumns})
-  select ?::uuid, ?::uuid, ?, ?, ?, ?, ?, ?::json, ?::int, ?, ?::timestamptz, ?::timestamptz
+  select ${placeholders}
   where exists (select 1 from claim)`;
 
 /** PostgreSQL's lock_not_available, however the driver or the ORM wrapped it. */

@@ -47,3 +47,18 @@ export async function pendingStream(db: Db, deviceId: string, minAgeMs: number):
   );
   return rows.map((r) => r.notification_id);
 }
+
+/** Of these notifications, those the device has a delivery of (repeats and clears). */
+export async function deliveredTo(
+  db: Db,
+  deviceId: string,
+  ids: readonly string[],
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.execute<{ notification_id: string }[]>(
+    `select notification_id from delivery where device_id = ? and notification_id in ${jsonIds}
+      order by notification_id`,
+    [deviceId, JSON.stringify(ids)],
+  );
+  return rows.map((r) => r.notification_id);
+}

@@ -14,9 +14,11 @@ import { HealthRepository } from "./health.ts";
 import { NotificationRepository } from "./notifications.ts";
 import { PairingCodeRepository } from "./pairing-codes.ts";
 import { ProjectRepository } from "./projects.ts";
+import { QuotaLedger } from "./quota.ts";
 import { RetentionRepository } from "./retention.ts";
 import { SetupLinkRepository } from "./setup-links.ts";
 import { UsageRepository } from "./usage.ts";
+import { WebhookRepository } from "./webhooks.ts";
 
 export function createRepositories(
   orm: Orm,
@@ -24,6 +26,8 @@ export function createRepositories(
     credentialCacheMs: number;
     tokenKeys: PushTokenKeyRing;
     log: Log;
+    /** Publishes per account per calendar month (UTC). */
+    monthlyQuota: number;
     /** Group-commit publishes (undefined: one commit per publish). */
     groupCommit?: GroupCommitOptions;
   },
@@ -43,9 +47,11 @@ export function createRepositories(
       opts.groupCommit && new GroupCommitter(orm, opts.groupCommit),
     ),
     pairingCodes: new PairingCodeRepository(orm),
+    quota: new QuotaLedger(orm, opts.monthlyQuota),
     retention: new RetentionRepository(orm),
     setupLinks: new SetupLinkRepository(orm),
     usage: new UsageRepository(orm),
+    webhooks: new WebhookRepository(orm, opts.tokenKeys),
   };
 }
 

@@ -12,7 +12,7 @@ import {
   type IdempotencyClaim,
   lookupClaim,
   type NotificationRow,
-  notificationColumns,
+  notificationSelect,
   type PublishResult,
   publish,
 } from "../queue/publish.ts";
@@ -27,6 +27,9 @@ function toRow(r: Record<string, unknown>): NotificationRow {
     metadata: typeof r.metadata === "string" ? JSON.parse(r.metadata) : row.metadata,
     created_at: new Date(r.created_at as string),
     expires_at: r.expires_at === null ? null : new Date(r.expires_at as string),
+    deliver_at: r.deliver_at == null ? null : new Date(r.deliver_at as string),
+    acknowledged_at: r.acknowledged_at == null ? null : new Date(r.acknowledged_at as string),
+    escalated_at: r.escalated_at == null ? null : new Date(r.escalated_at as string),
   };
 }
 
@@ -63,7 +66,7 @@ export class NotificationRepository {
 
   async get(projectId: string, id: string): Promise<NotificationRow | undefined> {
     const rows = await this.#db.execute<Record<string, unknown>[]>(
-      `select ${notificationColumns} from notification where project_id = ? and id = ?`,
+      `select ${notificationSelect} from notification where project_id = ? and id = ?`,
       [projectId, id],
     );
     return rows[0] && toRow(rows[0]);
@@ -72,7 +75,7 @@ export class NotificationRepository {
   /** A notification by id alone: for the device inbox, whose access is checked by delivery. */
   async byId(id: string): Promise<NotificationRow | undefined> {
     const rows = await this.#db.execute<Record<string, unknown>[]>(
-      `select ${notificationColumns} from notification where id = ?`,
+      `select ${notificationSelect} from notification where id = ?`,
       [id],
     );
     return rows[0] && toRow(rows[0]);
@@ -82,7 +85,7 @@ export class NotificationRepository {
   async byIds(ids: readonly string[]): Promise<NotificationRow[]> {
     if (ids.length === 0) return [];
     const rows = await this.#db.execute<Record<string, unknown>[]>(
-      `select ${notificationColumns} from notification where id in ${jsonIds} order by id`,
+      `select ${notificationSelect} from notification where id in ${jsonIds} order by id`,
       [JSON.stringify(ids)],
     );
     return rows.map(toRow);
@@ -105,7 +108,7 @@ export class NotificationRepository {
     }
     params.push(opts.limit);
     const rows = await this.#db.execute<Record<string, unknown>[]>(
-      `select ${notificationColumns} from notification where ${where.join(" and ")} order by id desc limit ?`,
+      `select ${notificationSelect} from notification where ${where.join(" and ")} order by id desc limit ?`,
       params,
     );
     return rows.map(toRow);

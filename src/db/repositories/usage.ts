@@ -1,14 +1,27 @@
 /**
- * The monthly notification quota. Counting is an index range scan per project (ids are
- * time-ordered UUIDv7, so "this month" is an id range). Counts are cached per account for a few
- * seconds and advanced locally on each publish: no hot counter row serialises publishers. The
- * price is softness: several processes together can exceed the quota by what they accept within
- * one refresh interval (docs/auth.md).
+ * Notifications an account published this month, as the account page shows them (the quota is
+ * enforced by the shared ledger, quota.ts). Counting is an index range scan per project (ids
+ * are time-ordered UUIDv7, so "this month" is an id range); counts are cached per account for a
+ * few seconds and advanced locally on each publish.
  */
 import { monthOf, uuidv7Floor } from "../../domain/month.ts";
 import type { Orm } from "../orm.ts";
 
 const refreshMs = 5_000;
+
+/**
+ * An account's notifications of a month, as SQL (parameters: monthCountParams). What the
+ * retention purge deleted of this month still counts (usage_purged).
+ */
+export const monthCount = `(
+  (select count(*) from notification n join project p on p.id = n.project_id
+    where p.account_id = ? and n.id >= ?::uuid)
+  + coalesce((select notifications from usage_purged where account_id = ? and month = ?::date), 0))`;
+
+export function monthCountParams(accountId: string, monthStart: number): string[] {
+  const month = new Date(monthStart).toISOString().slice(0, 10);
+  return [accountId, uuidv7Floor(monthStart), accountId, month];
+}
 
 interface Entry {
   used: number;
@@ -78,19 +91,12 @@ export class UsageRepository {
   }
 
   async #count(accountId: string, monthStart: number): Promise<number> {
-    // What the retention purge deleted of this month still counts (usage_purged).
-    const rows = await this.#orm.em.getConnection().execute<{ n: string | number }[]>(
-      `select (select count(*) from notification n join project p on p.id = n.project_id
-                where p.account_id = ? and n.id >= ?::uuid)
-            + coalesce((select notifications from usage_purged
-                         where account_id = ? and month = ?::date), 0) as n`,
-      [
-        accountId,
-        uuidv7Floor(monthStart),
-        accountId,
-        new Date(monthStart).toISOString().slice(0, 10),
-      ],
-    );
+    const rows = await this.#orm.em
+      .getConnection()
+      .execute<{ n: string | number }[]>(
+        `select ${monthCount} as n`,
+        monthCountParams(accountId, monthStart),
+      );
     return Number(rows[0]?.n ?? 0);
   }
 }

@@ -16,12 +16,16 @@ export function providerAgent(opts: AgentOptions = {}): Agent {
   return new Agent({ keepAlive: true, maxSockets: providerSocketsPerOrigin, ...opts });
 }
 export interface PushMessage {
+  /** `clear`: close the notification on the device (Web Push only); otherwise show it. */
+  kind?: "show" | "clear";
   notificationId: string;
   topic: string;
   title: string;
   message: string;
   priority: string;
   clickUrl: string | null;
+  /** It asks the person to acknowledge it (and nobody has yet). */
+  awaitsAck?: boolean;
   /** The provider must drop the push after this instant (remaining lifetime at send time). */
   expiresAt: Date;
   /** True when the notification has a ttl; without one, providers keep it up to 24 h. */

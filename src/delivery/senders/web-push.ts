@@ -37,6 +37,7 @@ export interface WebPushOptions {
 }
 
 export function webPushPayload(msg: PushMessage): string {
+  if (msg.kind === "clear") return JSON.stringify({ type: "clear", id: msg.notificationId });
   const encode = (p: Preview) =>
     JSON.stringify({
       id: p.id,
@@ -46,6 +47,8 @@ export function webPushPayload(msg: PushMessage): string {
       truncated: p.truncated,
       priority: msg.priority,
       click_url: msg.clickUrl,
+      // The service worker shows an Acknowledge button.
+      ...(msg.awaitsAck ? { require_ack: true } : {}),
     });
   const preview = fitPreview(
     { id: msg.notificationId, topic: msg.topic, title: msg.title, message: msg.message },

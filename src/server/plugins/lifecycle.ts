@@ -8,12 +8,15 @@ import type { CredentialVerifier } from "../../db/repositories/credential-verifi
 import type { RetentionTimer } from "../../delivery/retention-timer.ts";
 import type { Sender } from "../../delivery/senders/sender.ts";
 import type { StreamHub } from "../../delivery/stream-hub.ts";
+import type { WebhookWorker } from "../../delivery/webhook-worker.ts";
 import type { DeliveryWorker } from "../../delivery/worker.ts";
 
 export interface Background {
   hub: StreamHub;
   /** Undefined when this process runs no worker (HERALD_WORKER=0). */
   worker: DeliveryWorker | undefined;
+  /** The webhook sender, where a worker runs. */
+  webhooks: WebhookWorker | undefined;
   retention: RetentionTimer | undefined;
   senders: readonly Sender[];
   credentials: CredentialVerifier;
@@ -32,11 +35,13 @@ export function registerLifecycle(app: FastifyInstance, bg: Background): void {
   app.addHook("onReady", async () => {
     await bg.hub.start();
     bg.worker?.start();
+    bg.webhooks?.start();
     bg.retention?.start();
   });
   app.addHook("onClose", async () => {
     await bg.retention?.stop();
     await bg.worker?.stop();
+    await bg.webhooks?.stop();
     await bg.hub.close();
     await Promise.all(bg.senders.map((s) => s.close()));
     await bg.credentials.drain();

@@ -8,16 +8,17 @@ import {
   ConnectError,
   type ConnectRouter,
   type ContextValues,
-  createConnectRouter,
   type Interceptor,
 } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { createRouter } from "../grpc/unary.ts";
 import { openApiDocument } from "../rest/openapi.ts";
 import { registerRestRoutes } from "../rest/shim.ts";
 
@@ -32,7 +33,8 @@ export interface ConnectOptions {
 }
 
 export async function registerConnect(app: FastifyInstance, opts: ConnectOptions): Promise<void> {
-  const router = createConnectRouter({
+  // Connect's router, with a faster path for gRPC unary calls (grpc/unary.ts).
+  const router = createRouter({
     interceptors: opts.interceptors,
     readMaxBytes: opts.readMaxBytes,
     acceptCompression: [compressionGzip, compressionBrotli],
@@ -45,30 +47,7 @@ export async function registerConnect(app: FastifyInstance, opts: ConnectOptions
     rpc.removeAllContentTypeParsers();
     rpc.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
     for (const handler of router.handlers) {
-      rpc.post(handler.requestPath, async (req, reply) => {
-        reply.hijack();
-        const uRes = await handler(
-          universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
-        );
-        // Fastify's headers (request-id) unless the call answers them itself, in its headers or
-        // (a gRPC error) its trailers: a client would otherwise read `req_X, req_X`.
-        for (const [k, v] of Object.entries(reply.getHeaders())) {
-          if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) {
-            reply.raw.setHeader(k, v);
-          }
-        }
-        try {
-          await universalResponseToNodeResponse(uRes, reply.raw);
-        } catch (err) {
-          // A client that goes away mid-response (a stream it stopped reading) is no error of
-          // ours; anything else is logged, since the reply is already ours alone (hijacked).
-          if (reply.raw.destroyed || ConnectError.from(err).code === Code.Aborted) {
-            req.log.debug({ err }, "client went away during the response");
-          } else {
-            req.log.error({ err }, "writing the RPC response failed");
-          }
-        }
-      });
+      rpc.post(handler.requestPath, (req, reply) => serve(handler, req, reply, opts));
     }
   });
 
@@ -90,4 +69,35 @@ export async function registerConnect(app: FastifyInstance, opts: ConnectOptions
       .header("cache-control", "public, max-age=300")
       .send(openApi);
   });
+}
+
+/** Answers one RPC with its Connect handler, on the raw Node response. */
+async function serve(
+  handler: UniversalHandler,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  opts: ConnectOptions,
+): Promise<void> {
+  reply.hijack();
+  const uRes = await handler(
+    universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
+  );
+  // Fastify's headers (request-id) unless the call answers them itself, in its headers or
+  // (a gRPC error) its trailers: a client would otherwise read `req_X, req_X`.
+  for (const [k, v] of Object.entries(reply.getHeaders())) {
+    if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) {
+      reply.raw.setHeader(k, v);
+    }
+  }
+  try {
+    await universalResponseToNodeResponse(uRes, reply.raw);
+  } catch (err) {
+    // A client that goes away mid-response (a stream it stopped reading) is no error of
+    // ours; anything else is logged, since the reply is already ours alone (hijacked).
+    if (reply.raw.destroyed || ConnectError.from(err).code === Code.Aborted) {
+      req.log.debug({ err }, "client went away during the response");
+    } else {
+      req.log.error({ err }, "writing the RPC response failed");
+    }
+  }
 }

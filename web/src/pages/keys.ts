@@ -3,34 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "../../../gen/herald/v1/credential_pb.ts";
 import { api, date, errorText } from "../api.ts";
 import { currentProject, notice, onSubmit, route, state } from "../app.ts";
-import { expiry, field, fill, h, toast, when } from "../dom.ts";
-
-function shownOnce(secret: string): HTMLElement {
-  const copy = h(
-    "button",
-    {
-      type: "button",
-      onclick: async () => {
-        await navigator.clipboard.writeText(secret);
-        copy.textContent = "Copied";
-        toast("The key is on your clipboard");
-      },
-    },
-    "Copy key",
-  );
-  return h(
-    "div",
-    { class: "notice ok", role: "status" },
-    h(
-      "p",
-      {},
-      h("strong", {}, "Your new API key. "),
-      "Copy it now: it is shown this once and never again.",
-    ),
-    h("p", { class: "secret", "aria-label": "New API key" }, secret),
-    copy,
-  );
-}
+import { expiry, field, fill, h, shownOnce, toast, when } from "../dom.ts";
 
 function row(k: ApiKey, refresh: () => Promise<void>): HTMLTableRowElement {
   return h(
@@ -121,7 +94,7 @@ route("/keys", {
           : undefined,
       });
       name.input.value = "";
-      fill(out, shownOnce(secret));
+      fill(out, shownOnce(secret, "API key", "key"));
       await refresh();
     });
     fill(

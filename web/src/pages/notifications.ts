@@ -4,9 +4,10 @@
  * visible), and each one's status and per-device delivery states, with its metadata as JSON.
  */
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
-import { api, date, errorText, inProject } from "../api.ts";
+import { api, asDevice, date, errorText, inProject } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, when } from "../dom.ts";
+import { loadDevice } from "../idb.ts";
 
 const pollMs = 2000;
 
@@ -67,7 +68,43 @@ function details(n: Notification): HTMLElement {
   );
 }
 
-function item(n: Notification, fresh: boolean): HTMLLIElement {
+/**
+ * Acknowledges a notification that asks for it, as this browser's device (the console itself
+ * is no device: "Notify me in this browser" makes it one).
+ */
+function acknowledgeButton(n: Notification, done: () => Promise<void>): HTMLElement | null {
+  if (!n.requireAck || n.acknowledgedAt) return null;
+  const button = h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      "aria-label": `Acknowledge ${n.title}`,
+      onclick: async () => {
+        const device = await loadDevice();
+        if (!device) {
+          button.replaceWith(
+            notice("Turn on “Notify me in this browser” to acknowledge from here.", "error"),
+          );
+          return;
+        }
+        try {
+          await api.inbox.ackNotification(
+            { id: n.id, acknowledge: true },
+            asDevice(device.credential),
+          );
+          await done();
+        } catch (err) {
+          button.replaceWith(notice(errorText(err), "error"));
+        }
+      },
+    },
+    "Acknowledge",
+  );
+  return button;
+}
+
+function item(n: Notification, fresh: boolean, refresh: () => Promise<void>): HTMLLIElement {
   const more = h("div", { hidden: true });
   const toggle = h(
     "button",
@@ -99,8 +136,15 @@ function item(n: Notification, fresh: boolean): HTMLLIElement {
       { class: "head" },
       badge(n.status),
       n.priority === "high" ? badge("high") : null,
+      n.requireAck
+        ? badge(
+            n.acknowledgedAt ? "acknowledged" : "awaits acknowledgement",
+            n.acknowledgedAt ? "sent" : "high",
+          )
+        : null,
       h("span", { class: "title" }, n.title),
       h("span", { class: "muted" }, `#${n.topic} · ${when(date(n.createdAt))}`),
+      acknowledgeButton(n, refresh),
       toggle,
     ),
     n.message
@@ -172,8 +216,9 @@ route("/notifications", {
       fill(
         list,
         notifications.map((n) => {
-          const li = item(n, !first && !seen.has(n.id));
-          if (open.has(n.id)) (li.querySelector("button") as HTMLButtonElement).click();
+          const li = item(n, !first && !seen.has(n.id), refresh);
+          if (open.has(n.id))
+            (li.querySelector("button[aria-expanded]") as HTMLButtonElement).click();
           return li;
         }),
       );

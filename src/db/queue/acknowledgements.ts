@@ -1,0 +1,130 @@
+/**
+ * Acknowledge and escalate, in the queue: repeating what waits for acknowledgement, escalating
+ * what waited too long, and recording the first acknowledgement. Each is one statement that
+ * locks the notification rows it changes, so two workers (or a worker and an acknowledgement)
+ * never act twice on one notification.
+ */
+import type { Db } from "../orm.ts";
+
+/**
+ * Sends again the notifications whose repeat is due and that nobody acknowledged: their push
+ * deliveries that reached the provider or the device become pending again (same collapse id, so
+ * the phone shows it anew rather than twice). Repeats stop at the notification's ttl, or 24 hours.
+ * Returns the ids repeated, for the live streams.
+ */
+export async function repeatDue(db: Db, limit: number, scale: number): Promise<string[]> {
+  const rows = await db.execute<{ id: string }[]>(
+    `with due as (
+       select id from notification
+        where next_repeat_at <= now() and acknowledged_at is null
+          and status not in ('scheduled', 'canceled', 'queued')
+        order by next_repeat_at limit ? for update skip locked
+     ), bumped as (
+       update notification n set repeats = n.repeats + 1,
+              next_repeat_at = case
+                when coalesce(n.expires_at, n.created_at + interval '24 hours')
+                     > now() + make_interval(secs => n.repeat_every_seconds * ?::float8)
+                then now() + make_interval(secs => n.repeat_every_seconds * ?::float8) end
+         from due where n.id = due.id
+       returning n.id
+     ), again as (
+       update delivery d set state = 'pending', next_attempt_at = now(), locked_until = null,
+              updated_at = now()
+         from bumped
+        where d.notification_id = bumped.id and d.platform <> 'stream'
+          and d.state in ('sent', 'delivered', 'opened')
+     )
+     select id from bumped`,
+    [limit, scale, scale],
+  );
+  return rows.map((r) => r.id);
+}
+
+/* A time-ordered UUID (version 7) made in SQL: PostgreSQL 15 has no uuidv7(). */
+const uuidv7Sql = `(lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0')
+  || '7' || substr(md5(random()::text), 1, 3) || to_hex(8 + floor(random() * 4)::int)
+  || substr(md5(random()::text), 1, 15))::uuid`;
+
+/**
+ * Escalates what nobody acknowledged in time: a new notification, `high`, titled
+ * "Escalated: …", to the escalation topic and project, queued for the fan-out; the original
+ * records when and which. Returns how many escalated.
+ */
+export async function escalateDue(db: Db, limit: number): Promise<number> {
+  const rows = await db.execute<{ n: string | number }[]>(
+    `with due as (
+       select id, ${uuidv7Sql} as escalation_id from notification
+        where escalate_at <= now() and acknowledged_at is null and escalated_at is null
+          and status not in ('scheduled', 'canceled')
+        order by escalate_at limit ? for update skip locked
+     ), escalated as (
+       update notification n set escalated_at = now(), escalate_at = null,
+              escalation_id = due.escalation_id
+         from due where n.id = due.id
+       returning n.*
+     ), published as (
+       insert into notification (id, project_id, topic, title, message, priority, click_url,
+                                 metadata, status, created_at)
+       select e.escalation_id, coalesce(e.escalate_project_id, e.project_id),
+              coalesce(e.escalate_topic, e.topic), left('Escalated: ' || e.title, 120),
+              e.message, 'high', e.click_url,
+              (coalesce(e.metadata::jsonb, '{}'::jsonb)
+                 || jsonb_build_object('escalated_from', e.id))::json,
+              'queued', now()
+         from escalated e
+       returning 1
+     )
+     select count(*) as n from published`,
+    [limit],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * The first acknowledgement of a notification that asked for one: recorded with the device,
+ * repeats and escalation stopped. False when it asked for none or was acknowledged before.
+ */
+export async function acknowledge(db: Db, id: string, deviceId: string): Promise<boolean> {
+  const rows = await db.execute(
+    `with acked as (
+       update notification set acknowledged_at = now(), acknowledged_by = ?,
+              next_repeat_at = null, escalate_at = null
+        where id = ? and require_ack and acknowledged_at is null
+       returning id
+     ), clears as (
+       insert into clear_push (notification_id, device_id)
+       select d.notification_id, d.device_id from delivery d join acked on acked.id = d.notification_id
+        where d.platform = 'web' and d.device_id <> ? and d.state in ('sent', 'delivered', 'opened')
+       on conflict do nothing
+     )
+     select 1 from acked`,
+    [deviceId, id, deviceId],
+  );
+  return rows.length === 1;
+}
+
+export interface DueClear {
+  notification_id: string;
+  device_id: string;
+  platform: string;
+  token_key_id: string | null;
+  token_box: Buffer | null;
+}
+
+/** Takes (and removes) clears to send, with each device's sealed token. */
+export async function claimClears(db: Db, limit: number): Promise<DueClear[]> {
+  return db.execute<DueClear[]>(
+    `with due as (
+       select notification_id, device_id from clear_push order by created_at
+        limit ? for update skip locked
+     ), taken as (
+       delete from clear_push c using due
+        where c.notification_id = due.notification_id and c.device_id = due.device_id
+       returning c.notification_id, c.device_id
+     )
+     select t.notification_id, t.device_id, dv.platform, dv.token_key_id, dv.token_box
+       from taken t join device dv on dv.id = t.device_id
+      where dv.signed_out_at is null and dv.enabled`,
+    [limit],
+  );
+}

@@ -1,0 +1,71 @@
+/**
+ * Scheduled notifications: releasing the due ones to the fan-out, and canceling what of a
+ * notification has not been sent. Raw SQL: both are one set-based statement each, racing the
+ * worker by row locks rather than by reads.
+ */
+import type { Db } from "../orm.ts";
+
+/**
+ * Releases scheduled notifications whose time has come: they become `queued`, and the same
+ * round's fan-out sends them to the devices signed in now. Returns how many were released.
+ */
+export async function releaseDue(db: Db, limit: number): Promise<number> {
+  const rows = await db.execute<{ n: string | number }[]>(
+    `with due as (
+       select id from notification where status = 'scheduled' and deliver_at <= now()
+        order by deliver_at limit ? for update skip locked
+     ), released as (
+       update notification n set status = 'queued' from due where n.id = due.id returning 1
+     )
+     select count(*) as n from released`,
+    [limit],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+export type CancelOutcome =
+  /** Nothing of it was sent and nothing will be. */
+  | "canceled"
+  /** Its deliveries not yet handed to a provider were canceled (this time or before). */
+  | "deliveries_canceled"
+  /** Released and not fanned out yet: its deliveries do not exist for a moment. */
+  | "fanning_out"
+  /** Every delivery was already sent or settled. */
+  | "too_late"
+  | "not_found";
+
+/**
+ * Cancels a notification of the project. A scheduled one is canceled whole. Of a released one,
+ * the push deliveries still pending and not claimed by a worker are canceled (a claimed one
+ * may be on the wire: it is left to finish, and reported as it ends); stream deliveries are
+ * handed over the moment they exist and are not canceled. Locks the notification's row, so a
+ * concurrent release or fan-out goes before or after, never across.
+ */
+export async function cancel(db: Db, projectId: string, id: string): Promise<CancelOutcome> {
+  const rows = await db.execute<{ status: string; canceled: number; had: number }[]>(
+    `with n as materialized (
+       select id, status from notification where project_id = ? and id = ? for update
+     ), whole as (
+       update notification set status = 'canceled' from n
+        where notification.id = n.id and n.status = 'scheduled' returning 1
+     ), dels as (
+       update delivery d set state = 'canceled', last_error = 'canceled by the publisher',
+              updated_at = now()
+         from n
+        where d.notification_id = n.id and d.state = 'pending' and d.platform <> 'stream'
+          and (d.locked_until is null or d.locked_until < now())
+       returning 1
+     )
+     select n.status,
+            (select count(*) from whole)::int + (select count(*) from dels)::int as canceled,
+            (select count(*) from delivery d where d.notification_id = n.id
+                and d.state = 'canceled')::int as had
+       from n`,
+    [projectId, id],
+  );
+  const row = rows[0];
+  if (!row) return "not_found";
+  if (row.status === "scheduled" || row.status === "canceled") return "canceled";
+  if (row.canceled > 0 || row.had > 0) return "deliveries_canceled";
+  return row.status === "queued" ? "fanning_out" : "too_late";
+}

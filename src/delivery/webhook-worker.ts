@@ -1,0 +1,109 @@
+/**
+ * Sends the webhook outbox: claims due deliveries (leased, so each is in one worker's hands),
+ * opens the endpoint's secrets, POSTs, and records every attempt. A failure is retried with
+ * capped exponential backoff (5 s, 30 s, 2 min, 5 min, 15 min, 30 min, then hourly) until the
+ * event is 24 hours old; an endpoint that fails `disableAfter` attempts in a row is disabled,
+ * with the reason, until its owner enables it again. Delivery is at-least-once: a worker that
+ * dies mid-send leaves the lease to expire, and the same event (same `webhook-id`) is sent again.
+ */
+
+import type { Db } from "../db/orm.ts";
+import { claimDueWebhooks, type DueWebhook, settleWebhook } from "../db/queue/webhook-outbox.ts";
+import type { Log } from "../domain/log.ts";
+import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
+import { postWebhook } from "./webhook-sender.ts";
+
+const backoffSeconds = [5, 30, 120, 300, 900, 1800, 3600];
+const giveUpAfterMs = 24 * 3600 * 1000;
+
+export interface WebhookWorkerOptions {
+  db: () => Db;
+  keys: PushTokenKeyRing;
+  log: Log;
+  leaseSeconds: number;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  disableAfter: number;
+  /** How often to look for due events. */
+  pollMs: number;
+  /** Multiplies the backoff (1 in production; tests shrink it). */
+  backoffScale: number;
+}
+
+export class WebhookWorker {
+  readonly #o: WebhookWorkerOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = false;
+  readonly #inFlight = new Set<Promise<void>>();
+
+  constructor(opts: WebhookWorkerOptions) {
+    this.#o = opts;
+  }
+
+  start(): void {
+    this.#schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+    await Promise.all(this.#inFlight);
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#running = this.#round()
+        .catch((err: unknown) => this.#o.log.warn({ err }, "webhook round failed"))
+        .finally(() => this.#schedule());
+    }, this.#o.pollMs);
+    this.#timer.unref();
+  }
+
+  async #round(): Promise<void> {
+    const room = 50 - this.#inFlight.size;
+    if (room <= 0) return;
+    const due = await claimDueWebhooks(this.#o.db(), room, this.#o.leaseSeconds);
+    for (const d of due) {
+      const p = this.#send(d).finally(() => this.#inFlight.delete(p));
+      this.#inFlight.add(p);
+    }
+  }
+
+  async #send(d: DueWebhook): Promise<void> {
+    const { keys } = this.#o;
+    const identity = `webhook:${d.endpoint_id}`;
+    const secrets = [keys.open({ keyId: d.secret_key_id, box: d.secret_box }, identity)];
+    if (
+      d.previous_box &&
+      d.previous_key_id &&
+      d.previous_until &&
+      new Date(d.previous_until) > new Date()
+    ) {
+      secrets.push(keys.open({ keyId: d.previous_key_id, box: d.previous_box }, identity));
+    }
+    const answer = await postWebhook({
+      url: d.url,
+      id: d.event_id,
+      body: JSON.stringify(d.payload),
+      secrets,
+      timeoutMs: this.#o.timeoutMs,
+      allowPrivate: this.#o.allowPrivate,
+    });
+    const wait = (backoffSeconds[d.attempts] ?? 3600) * 1000 * this.#o.backoffScale;
+    const next = new Date(Date.now() + wait);
+    const tooOld = next.getTime() - new Date(d.event_created_at).getTime() > giveUpAfterMs;
+    await settleWebhook(
+      this.#o.db(),
+      {
+        eventId: d.event_id,
+        endpointId: d.endpoint_id,
+        ...answer,
+        ...(answer.ok || tooOld ? {} : { retryAt: next }),
+      },
+      this.#o.disableAfter,
+    ).catch((err: unknown) => this.#o.log.warn({ err }, "recording a webhook attempt failed"));
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * A device's topic filter: empty admits everything; otherwise a notification is admitted when
+ * the filter names its topic, `project/topic`, or `project/*`. The fan-out statement
+ * (db/queue/fan-out.ts) applies the same rule in SQL.
+ */
+export function topicAdmits(filter: readonly string[], project: string, topic: string): boolean {
+  if (filter.length === 0) return true;
+  return (
+    filter.includes(topic) ||
+    filter.includes(`${project}/${topic}`) ||
+    filter.includes(`${project}/*`)
+  );
+}
+
+/** Whether the filter needs the project's name to decide (it names some `project/...`). */
+export function namesProjects(filter: readonly string[]): boolean {
+  return filter.some((t) => t.includes("/"));
+}

@@ -1,0 +1,245 @@
+/**
+ * gRPC unary calls without the streaming machinery. Connect-ES serves every gRPC call, unary
+ * ones included, through a pipeline of async iterables (split envelopes, decompress, parse,
+ * invoke, serialise, compress, join, catch), which cost gRPC publishes a third of REST's speed
+ * under load (profiled: 16 % of the CPU in those iterables against 6 % for the Connect
+ * protocol's unary path, and twice the garbage collection). This handler does what Connect's
+ * own unary Connect-protocol handler does, for gRPC: read the one enveloped message whole,
+ * invoke the implementation through the same interceptors, answer one envelope and the status
+ * in trailers. Streaming methods keep Connect's handler. Built from Connect's public protocol
+ * building blocks; the wire behaviour (statuses, error details, compression, timeouts, limits)
+ * is Connect's, checked by the gRPC tests and the generated Python client.
+ */
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createHandlerContext,
+  createMethodImplSpec,
+  createServiceImplSpec,
+} from "@connectrpc/connect";
+import {
+  compressionNegotiate,
+  createMethodSerializationLookup,
+  createUniversalMethodHandler,
+  createUniversalServiceHandlers,
+  encodeEnvelope,
+  envelopeCompress,
+  envelopeDecompress,
+  invokeUnaryImplementation,
+  readAllBytes,
+  type UniversalHandler,
+  type UniversalHandlerOptions,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+  uResponseMethodNotAllowed,
+  uResponseOk,
+  uResponseUnsupportedMediaType,
+  validateUniversalHandlerOptions,
+} from "@connectrpc/connect/protocol";
+import { createHandlerFactory as connectFactory } from "@connectrpc/connect/protocol-connect";
+import {
+  contentTypeJson,
+  contentTypeProto,
+  createHandlerFactory as grpcFactory,
+  grpcStatusOk,
+  headerAcceptEncoding,
+  headerContentType,
+  headerEncoding,
+  headerGrpcStatus,
+  headerTimeout,
+  parseContentType,
+  parseTimeout,
+  setTrailerStatus,
+} from "@connectrpc/connect/protocol-grpc";
+import { createHandlerFactory as grpcWebFactory } from "@connectrpc/connect/protocol-grpc-web";
+
+type Factory = ReturnType<typeof grpcFactory>;
+type Spec = Parameters<Factory>[0];
+type UnarySpec = Extract<Spec, { kind: "unary" }>;
+
+/** Why a call ended, given to its context's signal (a shared reason: no DOMException each). */
+const callEnded = new ConnectError("the call ended", Code.Canceled);
+
+/** Connect's gRPC handler factory, with unary methods served by `unaryHandler`. */
+export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOptions>): Factory {
+  const opt = validateUniversalHandlerOptions(options);
+  const base = grpcFactory(opt);
+  const fact = (spec: Spec) => {
+    const h = base(spec);
+    if (spec.kind !== "unary") return h;
+    return Object.assign(unaryHandler(opt, spec), {
+      protocolNames: h.protocolNames,
+      allowedMethods: h.allowedMethods,
+      supportedContentType: h.supportedContentType,
+      requestPath: h.requestPath,
+      service: h.service,
+      method: h.method,
+    });
+  };
+  return Object.assign(fact, { protocolName: base.protocolName });
+}
+
+function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
+  const serialization = createMethodSerializationLookup(
+    spec.method,
+    opt.binaryOptions,
+    opt.jsonOptions,
+    opt,
+  );
+  return async function handle(req: UniversalServerRequest): Promise<UniversalServerResponse> {
+    const type = parseContentType(req.header.get(headerContentType));
+    if (type === undefined) return uResponseUnsupportedMediaType;
+    if (req.method !== "POST") return uResponseMethodNotAllowed;
+    const timeout = parseTimeout(req.header.get(headerTimeout), opt.maxTimeoutMs);
+    const context = createHandlerContext({
+      ...spec,
+      service: spec.method.parent,
+      requestMethod: req.method,
+      protocolName: "grpc",
+      timeoutMs: timeout.timeoutMs,
+      shutdownSignal: opt.shutdownSignal,
+      requestSignal: req.signal,
+      requestHeader: req.header,
+      url: req.url,
+      responseHeader: { [headerContentType]: type.binary ? contentTypeProto : contentTypeJson },
+      responseTrailer: { [headerGrpcStatus]: grpcStatusOk },
+      contextValues: req.contextValues,
+    });
+    const compression = compressionNegotiate(
+      opt.acceptCompression,
+      req.header.get(headerEncoding),
+      req.header.get(headerAcceptEncoding),
+      headerAcceptEncoding,
+    );
+    if (compression.response) context.responseHeader.set(headerEncoding, compression.response.name);
+    let body: Uint8Array[] = [];
+    try {
+      if (opt.requestGate !== undefined) await opt.requestGate(context);
+      if (compression.error) throw compression.error;
+      if (timeout.error) throw timeout.error;
+      const input = await readOneMessage(req, opt, compression.request);
+      const message = parseInput(serialization.getI(type.binary), input, spec);
+      const output = await invokeUnaryImplementation(spec, context, message, opt.interceptors);
+      const env = await envelopeCompress(
+        { flags: 0, data: serialization.getO(type.binary).serialize(output) },
+        compression.response,
+        opt.compressMinBytes,
+      );
+      body = [encodeEnvelope(env.flags, env.data)];
+    } catch (e) {
+      failed(context, e);
+    } finally {
+      context.abort(callEnded);
+    }
+    return {
+      ...uResponseOk,
+      body: iterableOf(body),
+      header: context.responseHeader,
+      trailer: context.responseTrailer,
+    };
+  };
+}
+
+/** The status of a failed call, in its trailers, as Connect's gRPC handler sets it. */
+function failed(context: ReturnType<typeof createHandlerContext>, e: unknown): void {
+  const error =
+    e instanceof ConnectError
+      ? e
+      : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+  context.abort(error);
+  setTrailerStatus(context.responseTrailer, error);
+}
+
+/**
+ * The request message. Connect calls bytes that do not parse an internal error; they are the
+ * client's: `invalid_argument`, naming the message type.
+ */
+function parseInput<T>(s: { parse(data: Uint8Array): T }, input: Uint8Array, spec: UnarySpec): T {
+  try {
+    return s.parse(input);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new ConnectError(
+      `the request is not a valid ${spec.method.input.typeName}: ${why}`,
+      Code.InvalidArgument,
+    );
+  }
+}
+
+type Compression = ReturnType<typeof compressionNegotiate>["request"];
+
+/** The request's single enveloped message, decompressed; a missing or extra one is refused. */
+async function readOneMessage(
+  req: UniversalServerRequest,
+  opt: UniversalHandlerOptions,
+  compression: Compression,
+): Promise<Uint8Array> {
+  if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
+    throw new ConnectError("protocol error: expected a byte stream", Code.Internal);
+  }
+  // The envelope's 5 bytes come on top of the message limit.
+  const bytes = await readAllBytes(req.body as AsyncIterable<Uint8Array>, opt.readMaxBytes + 5);
+  if (bytes.byteLength < 5) {
+    throw new ConnectError(
+      bytes.byteLength === 0
+        ? "protocol error: missing input message for unary method"
+        : "protocol error: incomplete envelope",
+      bytes.byteLength === 0 ? Code.Unimplemented : Code.InvalidArgument,
+    );
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = view.getUint32(1);
+  if (length > opt.readMaxBytes) {
+    throw new ConnectError(
+      `message size ${length} is larger than configured readMaxBytes ${opt.readMaxBytes}`,
+      Code.ResourceExhausted,
+    );
+  }
+  if (bytes.byteLength < 5 + length) {
+    throw new ConnectError(
+      "protocol error: promised more bytes than received",
+      Code.InvalidArgument,
+    );
+  }
+  if (bytes.byteLength > 5 + length) {
+    throw new ConnectError(
+      "protocol error: received extra input message for unary method",
+      Code.Unimplemented,
+    );
+  }
+  const env = await envelopeDecompress(
+    { flags: view.getUint8(0), data: bytes.subarray(5) },
+    compression,
+    opt.readMaxBytes,
+  );
+  return env.data;
+}
+
+async function* iterableOf(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
+  yield* chunks;
+}
+
+/**
+ * A Connect router (Connect, gRPC, gRPC-Web on every method, as `createConnectRouter` makes)
+ * whose gRPC unary methods take the handler above.
+ */
+export function createRouter(options: Partial<UniversalHandlerOptions>): ConnectRouter {
+  const opt = validateUniversalHandlerOptions(options);
+  const protocols = [createGrpcHandlerFactory(opt), grpcWebFactory(opt), connectFactory(opt)];
+  const handlers: UniversalHandler[] = [];
+  const router: ConnectRouter = {
+    handlers,
+    service(service, implementation) {
+      const spec = createServiceImplSpec(service, implementation);
+      handlers.push(...createUniversalServiceHandlers(spec, protocols));
+      return router;
+    },
+    rpc(method, implementation) {
+      const spec = createMethodImplSpec(method, implementation as never);
+      handlers.push(createUniversalMethodHandler(spec, protocols));
+      return router;
+    },
+  };
+  return router;
+}

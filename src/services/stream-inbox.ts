@@ -1,0 +1,107 @@
+/**
+ * What one live stream has to send. Notifications reach it two ways: handed over in memory by
+ * the process that committed them (before their deliveries exist), and as ids of committed
+ * deliveries (the fan-out's news, a catch-up). Each is sent once: an id already sent from memory
+ * is only marked when its delivery's news comes; one already sent is not sent again.
+ */
+import type { DeviceRow } from "../db/repositories/devices.ts";
+import type { NotificationRow } from "../db/repositories/notifications.ts";
+import type { StreamFilter } from "../delivery/stream-hub.ts";
+
+/** Ids remembered as sent; past this the memory starts again (only early overlap needs it). */
+const rememberSent = 10_000;
+/** Ids sent from memory awaiting their delivery's news; past this the oldest are forgotten. */
+const rememberUnmarked = 10_000;
+/** Most ids loaded and marked at once. */
+const batchSize = 500;
+
+export function filterOf(device: DeviceRow | null): StreamFilter | undefined {
+  return device ? { accountId: device.accountId, topics: device.topics } : undefined;
+}
+
+export class StreamInbox {
+  readonly deviceId: string;
+  /** Called when something arrives; the stream loop sets it while it waits. */
+  wake: (() => void) | undefined;
+  #handed: NotificationRow[] = [];
+  readonly #committed: string[] = [];
+  readonly #sent = new Set<string>();
+  readonly #unmarked = new Set<string>();
+  #repeats: string[] = [];
+  #cleared: { id: string; by: string }[] = [];
+
+  constructor(deviceId: string) {
+    this.deviceId = deviceId;
+  }
+
+  handed(row: NotificationRow): void {
+    this.#handed.push(row);
+    this.wake?.();
+  }
+
+  committed(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.#committed.push(...ids);
+    this.wake?.();
+  }
+
+  /** Sent again while awaiting acknowledgement: sent whatever was sent before. */
+  repeated(ids: readonly string[]): void {
+    this.#repeats.push(...ids);
+    this.wake?.();
+  }
+
+  cleared(id: string, by: string): void {
+    this.#cleared.push({ id, by });
+    this.wake?.();
+  }
+
+  takeRepeats(): string[] {
+    const ids = this.#repeats;
+    this.#repeats = [];
+    return ids;
+  }
+
+  takeCleared(): { id: string; by: string }[] {
+    const c = this.#cleared;
+    this.#cleared = [];
+    return c;
+  }
+
+  /** Rows handed over in memory and not sent yet, now counted as sent. */
+  takeHanded(): NotificationRow[] {
+    const rows = this.#handed.filter((r) => !this.#sent.has(r.id));
+    this.#handed = [];
+    for (const r of rows) {
+      this.#remember(r.id);
+      this.#unmarked.add(r.id);
+      if (this.#unmarked.size > rememberUnmarked) {
+        this.#unmarked.delete(this.#unmarked.values().next().value as string);
+      }
+    }
+    return rows;
+  }
+
+  /** Committed ids: those to load and send, and those sent from memory only to mark. */
+  takeCommitted(): { load: string[]; mark: string[] } {
+    const ids = this.#committed.splice(0, batchSize);
+    const mark: string[] = [];
+    const load: string[] = [];
+    for (const id of ids) {
+      if (this.#unmarked.delete(id)) mark.push(id);
+      else if (!this.#sent.has(id)) {
+        this.#remember(id);
+        load.push(id);
+      }
+    }
+    return { load, mark };
+  }
+
+  #remember(id: string): void {
+    if (this.#sent.size >= rememberSent) {
+      this.#sent.clear();
+      for (const u of this.#unmarked) this.#sent.add(u);
+    }
+    this.#sent.add(id);
+  }
+}

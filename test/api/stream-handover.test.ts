@@ -1,0 +1,136 @@
+/**
+ * A live device hears its own process first (issue 11): a publish committed by the process a
+ * stream device is connected to is handed over in memory, before any fan-out; publishes through
+ * other processes arrive through the fan-out's NOTIFY; each reaches the device exactly once and
+ * its delivery is recorded as sent. Topic filter changes made through any process apply.
+ */
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
+import { sql } from "../helpers/db.ts";
+import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
+import { bearer, listen, signInStreamDevice } from "../helpers/streams.ts";
+
+// No worker on A or B: nothing is fanned out until a worker process is started.
+const noWorker = { workerEnabled: false, streamKeepaliveMs: 300 };
+let a: TestServer;
+let b: { url: string; close(): Promise<void> };
+beforeAll(async () => {
+  a = await startServer(noWorker);
+  b = await startPeer(a, noWorker);
+});
+afterAll(async () => {
+  await b.close();
+  await a.close();
+});
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function deliveryStates(deviceId: string) {
+  return sql<{ title: string; state: string }>(
+    a.databaseUrl,
+    `select n.title, d.state from delivery d join notification n on n.id = d.notification_id
+      where d.device_id = $1 order by n.title`,
+    [deviceId],
+  );
+}
+
+describe("a stream device on process A", () => {
+  it("receives exactly once what is published through A (in memory) and through B (fan-out)", async () => {
+    const dev = await signInStreamDevice(a.url, "on A");
+    const s = listen(a.url, dev.credential);
+    await pause(200);
+    expect((await notify(a, { title: "through A" })).status).toBe(202);
+    expect((await notify({ ...a, url: b.url }, { title: "through B" })).status).toBe(202);
+    // No fan-out has run: only the handover can have brought A's publish.
+    await s.until(() => s.titles.length >= 1);
+    await pause(300);
+    expect(s.titles).toEqual(["through A"]);
+    expect(await deliveryStates(dev.id)).toEqual([]);
+
+    // A worker fans both out: B's arrives; A's is recorded as sent, not sent again.
+    const worker = await startPeer(a, { streamKeepaliveMs: 300 });
+    try {
+      await s.until(() => s.titles.length >= 2);
+      for (let i = 0; i < 100; i++) {
+        const states = await deliveryStates(dev.id);
+        if (states.length === 2 && states.every((r) => r.state === "sent")) break;
+        await pause(50);
+      }
+      expect(await deliveryStates(dev.id)).toEqual([
+        { title: "through A", state: "sent" },
+        { title: "through B", state: "sent" },
+      ]);
+      await pause(300);
+      expect(s.titles).toEqual(["through A", "through B"]);
+      expect(new Set(s.ids).size).toBe(2);
+    } finally {
+      await worker.close();
+      await s.stop();
+    }
+  });
+
+  it("lets the device acknowledge what it got in memory, before the fan-out wrote its delivery", async () => {
+    const dev = await signInStreamDevice(a.url, "quick to ack", ["quick"]);
+    const s = listen(a.url, dev.credential);
+    await pause(200);
+    await notify(a, { title: "ack me", topic: "quick" });
+    await s.until(() => s.ids.length >= 1);
+    const id = s.ids[0] as string;
+    const inbox = createClient(
+      InboxService,
+      createConnectTransport({ baseUrl: a.url, httpVersion: "1.1" }),
+    );
+    // No worker yet: the ack waits for the fan-out instead of answering not_found.
+    const acking = inbox.ackNotification({ id }, bearer(dev.credential));
+    await pause(300);
+    const worker = await startPeer(a, { streamKeepaliveMs: 300 });
+    try {
+      await acking;
+      expect(await deliveryStates(dev.id)).toEqual([{ title: "ack me", state: "delivered" }]);
+      await pause(300);
+      expect(s.titles).toEqual(["ack me"]); // and never sent again
+    } finally {
+      await worker.close();
+      await s.stop();
+    }
+  });
+
+  it("follows a topic filter changed through another process", async () => {
+    const dev = await signInStreamDevice(a.url, "filtered");
+    const s = listen(a.url, dev.credential);
+    await pause(200);
+    const devices = createClient(
+      DeviceService,
+      createConnectTransport({ baseUrl: b.url, httpVersion: "1.1" }),
+    );
+    await devices.setTopicFilter({ topics: ["deploys"] }, bearer(dev.credential));
+    await pause(200); // the change reaches A through PostgreSQL
+    await notify(a, { title: "a build", topic: "builds" });
+    await notify(a, { title: "a deploy", topic: "deploys" });
+    await s.until(() => s.titles.length >= 1);
+    await pause(300);
+    expect(s.titles).toEqual(["a deploy"]);
+    await s.stop();
+  });
+
+  it("hands nothing to a stream of a device signed out meanwhile", async () => {
+    const dev = await signInStreamDevice(a.url, "leaving");
+    const s = listen(a.url, dev.credential);
+    await pause(200);
+    await notify(a, { title: "before" });
+    await s.until(() => s.titles.length >= 1);
+    const devices = createClient(
+      DeviceService,
+      createConnectTransport({ baseUrl: b.url, httpVersion: "1.1" }),
+    );
+    await devices.signOutDevice({}, bearer(dev.credential));
+    await pause(200);
+    await notify(a, { title: "after" });
+    await pause(400);
+    expect(s.titles).toEqual(["before"]);
+    await s.stop();
+  });
+});

@@ -1,0 +1,67 @@
+/** Stream devices in tests: sign one in, and listen to its live stream over gRPC. */
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { InboxService, type SubscribeResponse } from "../../gen/herald/v1/inbox_service_pb.ts";
+import { ownerPassword } from "./server.ts";
+
+export const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });
+
+/** Signs in a stream device of the owner (or of `email`), with a topic filter if given. */
+export async function signInStreamDevice(
+  baseUrl: string,
+  name: string,
+  topics: string[] = [],
+  email = "owner@example.com",
+  password = ownerPassword,
+) {
+  const devices = createClient(
+    DeviceService,
+    createConnectTransport({ baseUrl, httpVersion: "1.1" }),
+  );
+  const { deviceCredential, device } = await devices.signInDevice({
+    method: { case: "password", value: { email, password } },
+    name,
+    platform: "stream",
+  });
+  if (topics.length) await devices.setTopicFilter({ topics }, bearer(deviceCredential));
+  return { credential: deviceCredential, id: device?.id as string };
+}
+
+/** Collects notification titles from a live stream until `count` arrived or `ms` passed. */
+export function listen(baseUrl: string, credential: string, since = "") {
+  const abort = new AbortController();
+  const titles: string[] = [];
+  const ids: string[] = [];
+  let keepalives = 0;
+  const inbox = createClient(InboxService, createGrpcTransport({ baseUrl }));
+  const done = (async () => {
+    try {
+      for await (const msg of inbox.subscribe(
+        { since },
+        { ...bearer(credential), signal: abort.signal },
+      )) {
+        const m = msg as SubscribeResponse;
+        if (m.event.case === "notification") {
+          titles.push(m.event.value.title);
+          ids.push(m.event.value.id);
+        } else keepalives++;
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    titles,
+    ids,
+    keepalives: () => keepalives,
+    async until(pred: () => boolean, ms = 5000) {
+      const end = Date.now() + ms;
+      while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    },
+    async stop() {
+      abort.abort();
+      await done;
+    },
+  };
+}
