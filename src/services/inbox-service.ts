@@ -81,11 +81,14 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     const { credentialId: deviceId, accountId } = principalOf(ctx);
     if (await deliveries.isFor(deviceId, id)) return deviceId;
     const row = await notifications.byId(id);
-    const fanningOut =
-      row?.status === "queued" && (await projects.get(accountId, row.project_id)) !== null;
-    for (let waited = 0; fanningOut && waited < 2000; waited += 25) {
-      await new Promise((r) => setTimeout(r, 25));
-      if (await deliveries.isFor(deviceId, id)) return deviceId;
+    if (row?.status !== "queued") {
+      // The fan-out may have committed between the two reads: ask once more.
+      if (row && (await deliveries.isFor(deviceId, id))) return deviceId;
+    } else if ((await projects.get(accountId, row.project_id)) !== null) {
+      for (let waited = 0; waited < 2000; waited += 25) {
+        await new Promise((r) => setTimeout(r, 25));
+        if (await deliveries.isFor(deviceId, id)) return deviceId;
+      }
     }
     throw heraldError("not_found", `notification ${id} not found for this device`);
   };
@@ -123,12 +126,11 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // The call ends when the client goes or the server begins to shut down.
       const ended = AbortSignal.any([ctx.signal, hub.ending]);
       try {
-        // With `since`, everything newer not acknowledged; without, what was never handed to
-        // this device (published while it was away, even before it ever saw one).
+        // Everything not acknowledged (newer than `since`, when given): what was published
+        // while it was away, and what was written to an earlier stream that broke before the
+        // client confirmed it.
         inbox.committed(
-          req.since
-            ? await queue.streamBacklog(device.id, { since: req.since })
-            : await queue.pendingStream(device.id, 0),
+          await queue.streamBacklog(device.id, req.since ? { since: req.since } : {}),
         );
         while (!ended.aborted) {
           // Handed over in memory: sent at once; marked when the fan-out's news comes.

@@ -73,6 +73,37 @@ describe("live delivery to stream devices", () => {
     await again.stop();
   });
 
+  it("sends again, on a new stream without since, what was written but never acknowledged", async () => {
+    const dev = await streamDevice("flaky link", ["unconfirmed"]);
+    const first = listen(server.url, dev.credential);
+    await new Promise((r) => setTimeout(r, 200));
+    await notify(server, { title: "confirmed", topic: "unconfirmed" });
+    await notify(server, { title: "lost on the wire", topic: "unconfirmed" });
+    await first.until(() => first.titles.length === 2);
+    const states = () =>
+      sql<{ state: string }>(
+        server.databaseUrl,
+        "select state from delivery where device_id = $1 order by notification_id",
+        [dev.id],
+      );
+    for (let i = 0; i < 100 && (await states()).some((r) => r.state !== "sent"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await states()).map((r) => r.state)).toEqual(["sent", "sent"]);
+    await first.stop();
+    // Only the first reached the client's acknowledgement before the stream broke.
+    const inbox = createClient(
+      InboxService,
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    );
+    await inbox.ackNotification({ id: first.ids[0] as string }, bearer(dev.credential));
+    const again = listen(server.url, dev.credential);
+    await again.until(() => again.titles.length >= 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(again.titles).toEqual(["lost on the wire"]);
+    await again.stop();
+  });
+
   it("reaches a device connected to another server process", async () => {
     const peer = await startPeer(server, { streamKeepaliveMs: 300 });
     try {

@@ -244,7 +244,8 @@ export const InboxService: GenService<{
   /**
    * Live notifications for the calling device, with a keepalive at least every 30 seconds.
    * With `since` (the id of the last notification received), first sends everything newer that
-   * the device has not acknowledged, in order, then continues live.
+   * the device has not acknowledged, in order, then continues live; without it, everything the
+   * device has not acknowledged. Acknowledge each one received (AckNotification).
    *
    * @generated from rpc herald.v1.InboxService.Subscribe
    */

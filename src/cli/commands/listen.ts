@@ -181,8 +181,9 @@ export const listen: Command = {
           if (msg.event.case !== "notification") continue;
           const n = msg.event.value;
           await show.notification(n);
-          await inbox.ackNotification({ id: n.id }, auth);
+          // Received: the cursor moves first, so a failed acknowledgement costs no resend.
           ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
+          await inbox.ackNotification({ id: n.id }, auth);
           if (++received >= limit) break;
         }
       } catch (err) {
