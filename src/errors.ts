@@ -60,6 +60,12 @@ export const catalogue = {
     status: 409,
     title: "Nothing left to cancel",
   },
+  already_answered: {
+    connect: Code.AlreadyExists,
+    status: 409,
+    title: "Already answered",
+  },
+  expired: { connect: Code.FailedPrecondition, status: 410, title: "Expired" },
   rate_limited: { connect: Code.ResourceExhausted, status: 429, title: "Too many requests" },
   quota_exceeded: {
     connect: Code.ResourceExhausted,

@@ -54,6 +54,8 @@ export class StreamHub {
   readonly #log: Log;
   readonly #subscribers = new Map<string, Set<StreamSubscriber>>();
   readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
+  /** Publishers waiting for an answer, by notification id. */
+  readonly #waiters = new Map<string, Set<() => void>>();
   #client: pg.Client | undefined;
   #closed = false;
   #reconnecting = false;
@@ -201,9 +203,32 @@ export class StreamHub {
     await this.#client?.query("select pg_notify($1, $2)", [inboxChannel, JSON.stringify(news)]);
   }
 
+  /**
+   * Resolves when news of the notification comes (from any process: an answer or an
+   * acknowledgement), after `ms`, or when `signal` aborts, whichever is first.
+   */
+  awaitNews(id: string, ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.#waiters.get(id) ?? new Set<() => void>();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        set.delete(done);
+        if (set.size === 0 && this.#waiters.get(id) === set) this.#waiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+      set.add(done);
+      this.#waiters.set(id, set);
+    });
+  }
+
   async #inbox(payload: string | undefined): Promise<void> {
-    if (!payload || this.#subscribers.size === 0) return;
+    if (!payload) return;
     const news = JSON.parse(payload) as InboxNews;
+    if (news.kind === "cleared") for (const wake of [...(this.#waiters.get(news.id) ?? [])]) wake();
+    if (this.#subscribers.size === 0) return;
     const ids = news.kind === "repeat" ? news.ids : [news.id];
     await this.#handEach(
       (deviceId) => this.#queue.deliveredTo(deviceId, ids),

@@ -6,6 +6,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { FieldViolation } from "../errors.ts";
 import { type AckInput, ackViolations } from "./acknowledgement.ts";
+import { actionViolations } from "./actions.ts";
 import { refusePublicUrl } from "./public-url.ts";
 import { type ScheduleInput, scheduleViolations } from "./schedule.ts";
 
@@ -19,6 +20,7 @@ export interface NotifyInput extends ScheduleInput, AckInput {
   title: string;
   clickUrl?: string | undefined;
   metadata?: JsonObject | undefined;
+  actions?: readonly { label: string }[];
 }
 
 /** Compact UTF-8 JSON, the form whose size the metadata limit counts. */
@@ -27,7 +29,11 @@ export function compactJson(value: unknown): string {
 }
 
 export function notifyViolations(req: NotifyInput, now = new Date()): FieldViolation[] {
-  const out: FieldViolation[] = [...scheduleViolations(req, now), ...ackViolations(req)];
+  const out: FieldViolation[] = [
+    ...scheduleViolations(req, now),
+    ...ackViolations(req),
+    ...actionViolations(req.actions ?? []),
+  ];
   if (req.title.length > 0 && req.title.trim() === "") {
     out.push({ field: "title", message: "must not be blank" });
   }

@@ -31,6 +31,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.NotifyService/Notify": writer,
   "herald.v1.NotifyService/GetNotification": reader,
   "herald.v1.NotifyService/CancelNotification": writer,
+  "herald.v1.NotifyService/WaitForResponse": reader,
   "herald.v1.WebhookService/CreateWebhookEndpoint": writer,
   "herald.v1.WebhookService/ListWebhookEndpoints": reader,
   "herald.v1.WebhookService/DeleteWebhookEndpoint": writer,
@@ -77,6 +78,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.InboxService/Subscribe": device,
   "herald.v1.InboxService/FetchNotification": device,
   "herald.v1.InboxService/AckNotification": device,
+  "herald.v1.InboxService/RespondToNotification": device,
   "herald.v1.InboxService/MarkOpened": device,
 };
 

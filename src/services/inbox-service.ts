@@ -19,6 +19,7 @@ import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { StreamHub } from "../delivery/stream-hub.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
+import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
 import { filterOf, StreamInbox } from "./stream-inbox.ts";
 
@@ -183,6 +184,16 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       }
       return {};
     },
+
+    respondToNotification: createRespond({
+      notifications,
+      queue,
+      mine,
+      answered: async (id, by) => {
+        await deliveries.markByDevice(by, id, "delivered");
+        await hub.tellStreams({ kind: "cleared", id, by });
+      },
+    }),
 
     async markOpened(req, ctx) {
       const deviceId = await mine(ctx, req.id);

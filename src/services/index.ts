@@ -55,6 +55,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       ...repos,
       config,
       cancel: queue.cancel,
+      awaitNews: (id, ms, signal) => hub.awaitNews(id, ms, signal),
       // Wake this process's worker, and hand it to this process's streams it will reach.
       onPublished: (row, accountId) => {
         onPublished();

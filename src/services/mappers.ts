@@ -13,10 +13,13 @@ import {
 } from "../../gen/herald/v1/credential_pb.ts";
 import { type Device, DeviceSchema } from "../../gen/herald/v1/device_pb.ts";
 import {
+  ActionSchema,
   DeliverySummarySchema,
   DeviceDeliverySchema,
   type Notification,
   NotificationSchema,
+  type Response,
+  ResponseSchema,
 } from "../../gen/herald/v1/notification_pb.ts";
 import { type Project, ProjectSchema } from "../../gen/herald/v1/project_pb.ts";
 import type { AccountRow } from "../db/repositories/accounts.ts";
@@ -91,6 +94,17 @@ export function deviceToProto(d: DeviceRow): Device {
   });
 }
 
+/** The recorded answer, if one came. */
+function responseOf(row: NotificationRow): Response | undefined {
+  if (!row.responded_at || !row.response_action) return undefined;
+  return create(ResponseSchema, {
+    actionId: row.response_action,
+    text: row.response_text ?? "",
+    deviceId: row.responded_by ?? "",
+    answeredAt: timestampFromDate(row.responded_at),
+  });
+}
+
 /** A stored notification, with its delivery counts and per-device entries when given. */
 export function notificationToProto(
   row: NotificationRow,
@@ -120,6 +134,8 @@ export function notificationToProto(
     repeats: row.repeats ?? 0,
     escalatedAt: ts(row.escalated_at),
     escalationId: row.escalation_id ?? "",
+    actions: (row.actions ?? []).map((a) => create(ActionSchema, a)),
+    response: responseOf(row),
     deliveries: create(DeliverySummarySchema, {
       total: Object.values(counts).reduce((a, b) => a + b, 0),
       pending: n("pending"),

@@ -21,12 +21,15 @@ import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { QuotaLedger } from "../db/repositories/quota.ts";
 import type { UsageRepository } from "../db/repositories/usage.ts";
 import { ackSchedule, defaultRepeatSeconds } from "../domain/acknowledgement.ts";
+import { storedActions } from "../domain/actions.ts";
 import { requestFingerprint } from "../domain/fingerprint.ts";
 import { uuidv7 } from "../domain/ids.ts";
 import { monthOf } from "../domain/month.ts";
 import { deliverAtOf } from "../domain/schedule.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
+import { notificationWithDeliveries } from "./notification-view.ts";
+import { type AwaitNews, createWaitForResponse } from "./responses.ts";
 import { projectScope } from "./scope.ts";
 
 const defaultPageSize = 20;
@@ -54,6 +57,7 @@ function fingerprintOf(req: NotifyRequest): Buffer {
       escalate_to_topic: req.escalateToTopic,
       escalate_to_project: req.escalateToProject,
     }),
+    ...(req.actions.length > 0 && { actions: storedActions(req.actions) }),
   });
 }
 
@@ -79,6 +83,8 @@ export interface NotifyDeps {
   projects: ProjectRepository;
   usage: UsageRepository;
   quota: QuotaLedger;
+  /** Resolves when news of the notification (an answer) may have come, or after `ms`. */
+  awaitNews: AwaitNews;
   /** Cancels what of a notification was not sent (db/queue/schedule.ts). */
   cancel: (projectId: string, id: string) => Promise<CancelOutcome>;
   config: Config;
@@ -125,6 +131,7 @@ function rowOf(
     escalate_project_id: ack.escalateProjectId,
     next_repeat_at: nextRepeatAt,
     escalate_at: escalateAt,
+    actions: storedActions(req.actions),
   };
 }
 
@@ -160,7 +167,7 @@ function claimOf(
 
 export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof NotifyService> {
   const { notifications: store, deliveries, onPublished, projects, usage, quota, config } = deps;
-  const { cancel } = deps;
+  const { cancel, awaitNews } = deps;
   const projectOf = async (ctx: HandlerContext) => (await projectScope(ctx, projects)).projectId;
   /** The project an escalation goes to, named by the publisher (of the same account). */
   const escalationProject = async (req: NotifyRequest, accountId: string) => {
@@ -173,16 +180,8 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
     }
     return p.id;
   };
-  /** A notification of the project with its delivery counts and per-device entries. */
-  const withDeliveries = async (projectId: string, id: string) => {
-    const row = await store.get(projectId, id);
-    if (!row) throw heraldError("not_found", `notification ${id} not found`);
-    // Counts come from the same rows as the entries: one query, one consistent moment.
-    const perDevice = await deliveries.forNotification(row.id);
-    const counts: Record<string, number> = {};
-    for (const d of perDevice) counts[d.state] = (counts[d.state] ?? 0) + 1;
-    return notificationToProto(row, counts, perDevice);
-  };
+  const withDeliveries = (projectId: string, id: string) =>
+    notificationWithDeliveries(store, deliveries, projectId, id);
   return {
     async notify(req, ctx) {
       const { projectId, accountId } = await projectScope(ctx, projects);
@@ -248,6 +247,8 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
       }
       return { notification: await withDeliveries(projectId, req.id) };
     },
+
+    waitForResponse: createWaitForResponse({ projectOf, withDeliveries, awaitNews }),
 
     async listNotifications(req, ctx) {
       const limit = req.pageSize || defaultPageSize;

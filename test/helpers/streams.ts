@@ -33,6 +33,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
   const abort = new AbortController();
   const titles: string[] = [];
   const ids: string[] = [];
+  const cleared: string[] = [];
   let keepalives = 0;
   const inbox = createClient(InboxService, createGrpcTransport({ baseUrl }));
   const done = (async () => {
@@ -45,7 +46,8 @@ export function listen(baseUrl: string, credential: string, since = "") {
         if (m.event.case === "notification") {
           titles.push(m.event.value.title);
           ids.push(m.event.value.id);
-        } else keepalives++;
+        } else if (m.event.case === "cleared") cleared.push(m.event.value.id);
+        else keepalives++;
       }
     } catch {
       // aborted
@@ -54,6 +56,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
   return {
     titles,
     ids,
+    cleared,
     keepalives: () => keepalives,
     async until(pred: () => boolean, ms = 5000) {
       const end = Date.now() + ms;

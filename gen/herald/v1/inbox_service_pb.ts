@@ -8,7 +8,7 @@ import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/vali
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Notification } from "./notification_pb.ts";
+import type { Notification, Response } from "./notification_pb.ts";
 import { file_herald_v1_notification } from "./notification_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/inbox_service.proto.
  */
 export const file_herald_v1_inbox_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCKlAQoRU3Vic2NyaWJlUmVzcG9uc2USLwoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbkgAEi8KCWtlZXBhbGl2ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIlCgdjbGVhcmVkGAMgASgLMhIuaGVyYWxkLnYxLkNsZWFyZWRIAEIHCgVldmVudCIrCgdDbGVhcmVkEgoKAmlkGAEgASgJEhQKDGJ5X2RldmljZV9pZBgCIAEoCSIwChhGZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIkoKGUZldGNoTm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiJDChZBY2tOb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARITCgthY2tub3dsZWRnZRgCIAEoCCIZChdBY2tOb3RpZmljYXRpb25SZXNwb25zZSIpChFNYXJrT3BlbmVkUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiFAoSTWFya09wZW5lZFJlc3BvbnNlMscDCgxJbmJveFNlcnZpY2USSgoJU3Vic2NyaWJlEhsuaGVyYWxkLnYxLlN1YnNjcmliZVJlcXVlc3QaHC5oZXJhbGQudjEuU3Vic2NyaWJlUmVzcG9uc2UiADABEoQBChFGZXRjaE5vdGlmaWNhdGlvbhIjLmhlcmFsZC52MS5GZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QaJC5oZXJhbGQudjEuRmV0Y2hOb3RpZmljYXRpb25SZXNwb25zZSIkgtPkkwIeYgxub3RpZmljYXRpb24SDi92MS9pbmJveC97aWR9EncKD0Fja05vdGlmaWNhdGlvbhIhLmhlcmFsZC52MS5BY2tOb3RpZmljYXRpb25SZXF1ZXN0GiIuaGVyYWxkLnYxLkFja05vdGlmaWNhdGlvblJlc3BvbnNlIh2C0+STAhc6ASoiEi92MS9pbmJveC97aWR9L2FjaxJrCgpNYXJrT3BlbmVkEhwuaGVyYWxkLnYxLk1hcmtPcGVuZWRSZXF1ZXN0Gh0uaGVyYWxkLnYxLk1hcmtPcGVuZWRSZXNwb25zZSIggtPkkwIaOgEqIhUvdjEvaW5ib3gve2lkfS9vcGVuZWRiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_notification]);
+  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCKlAQoRU3Vic2NyaWJlUmVzcG9uc2USLwoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbkgAEi8KCWtlZXBhbGl2ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIlCgdjbGVhcmVkGAMgASgLMhIuaGVyYWxkLnYxLkNsZWFyZWRIAEIHCgVldmVudCIrCgdDbGVhcmVkEgoKAmlkGAEgASgJEhQKDGJ5X2RldmljZV9pZBgCIAEoCSIwChhGZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIkoKGUZldGNoTm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiJDChZBY2tOb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARITCgthY2tub3dsZWRnZRgCIAEoCCIZChdBY2tOb3RpZmljYXRpb25SZXNwb25zZSJ+ChxSZXNwb25kVG9Ob3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARIwCglhY3Rpb25faWQYAiABKAlCHbpIGnIYMhZeW0EtWmEtejAtOV8uLV17MSw2NH0kEhYKBHRleHQYAyABKAlCCLpIBXIDGOgHIkYKHVJlc3BvbmRUb05vdGlmaWNhdGlvblJlc3BvbnNlEiUKCHJlc3BvbnNlGAEgASgLMhMuaGVyYWxkLnYxLlJlc3BvbnNlIikKEU1hcmtPcGVuZWRSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASIUChJNYXJrT3BlbmVkUmVzcG9uc2Uy1wQKDEluYm94U2VydmljZRJKCglTdWJzY3JpYmUSGy5oZXJhbGQudjEuU3Vic2NyaWJlUmVxdWVzdBocLmhlcmFsZC52MS5TdWJzY3JpYmVSZXNwb25zZSIAMAEShAEKEUZldGNoTm90aWZpY2F0aW9uEiMuaGVyYWxkLnYxLkZldGNoTm90aWZpY2F0aW9uUmVxdWVzdBokLmhlcmFsZC52MS5GZXRjaE5vdGlmaWNhdGlvblJlc3BvbnNlIiSC0+STAh5iDG5vdGlmaWNhdGlvbhIOL3YxL2luYm94L3tpZH0SdwoPQWNrTm90aWZpY2F0aW9uEiEuaGVyYWxkLnYxLkFja05vdGlmaWNhdGlvblJlcXVlc3QaIi5oZXJhbGQudjEuQWNrTm90aWZpY2F0aW9uUmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL2luYm94L3tpZH0vYWNrEo0BChVSZXNwb25kVG9Ob3RpZmljYXRpb24SJy5oZXJhbGQudjEuUmVzcG9uZFRvTm90aWZpY2F0aW9uUmVxdWVzdBooLmhlcmFsZC52MS5SZXNwb25kVG9Ob3RpZmljYXRpb25SZXNwb25zZSIhgtPkkwIbOgEqIhYvdjEvaW5ib3gve2lkfS9yZXNwb25kEmsKCk1hcmtPcGVuZWQSHC5oZXJhbGQudjEuTWFya09wZW5lZFJlcXVlc3QaHS5oZXJhbGQudjEuTWFya09wZW5lZFJlc3BvbnNlIiCC0+STAho6ASoiFS92MS9pbmJveC97aWR9L29wZW5lZGIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_notification]);
 
 /**
  * Subscribe.
@@ -199,6 +199,62 @@ export const AckNotificationResponseSchema: GenMessage<AckNotificationResponse> 
   messageDesc(file_herald_v1_inbox_service, 6);
 
 /**
+ * An answer.
+ *
+ * @generated from message herald.v1.RespondToNotificationRequest
+ */
+export type RespondToNotificationRequest = Message<"herald.v1.RespondToNotificationRequest"> & {
+  /**
+   * The notification's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * One of the notification's action ids.
+   *
+   * @generated from field: string action_id = 2;
+   */
+  actionId: string;
+
+  /**
+   * For a `reply` action, what the person typed: 1..1000 Unicode code points. Empty otherwise.
+   *
+   * @generated from field: string text = 3;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message herald.v1.RespondToNotificationRequest.
+ * Use `create(RespondToNotificationRequestSchema)` to create a new message.
+ */
+export const RespondToNotificationRequestSchema: GenMessage<RespondToNotificationRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_inbox_service, 7);
+
+/**
+ * The answer as recorded.
+ *
+ * @generated from message herald.v1.RespondToNotificationResponse
+ */
+export type RespondToNotificationResponse = Message<"herald.v1.RespondToNotificationResponse"> & {
+  /**
+   * This device's answer.
+   *
+   * @generated from field: herald.v1.Response response = 1;
+   */
+  response?: Response | undefined;
+};
+
+/**
+ * Describes the message herald.v1.RespondToNotificationResponse.
+ * Use `create(RespondToNotificationResponseSchema)` to create a new message.
+ */
+export const RespondToNotificationResponseSchema: GenMessage<RespondToNotificationResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_inbox_service, 8);
+
+/**
  * Opened.
  *
  * @generated from message herald.v1.MarkOpenedRequest
@@ -217,7 +273,7 @@ export type MarkOpenedRequest = Message<"herald.v1.MarkOpenedRequest"> & {
  * Use `create(MarkOpenedRequestSchema)` to create a new message.
  */
 export const MarkOpenedRequestSchema: GenMessage<MarkOpenedRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 7);
+  messageDesc(file_herald_v1_inbox_service, 9);
 
 /**
  * Recorded.
@@ -232,7 +288,7 @@ export type MarkOpenedResponse = Message<"herald.v1.MarkOpenedResponse"> & {
  * Use `create(MarkOpenedResponseSchema)` to create a new message.
  */
 export const MarkOpenedResponseSchema: GenMessage<MarkOpenedResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 8);
+  messageDesc(file_herald_v1_inbox_service, 10);
 
 /**
  * The device side of delivery (device credential): a live stream for `stream` devices, and
@@ -277,6 +333,19 @@ export const InboxService: GenService<{
     methodKind: "unary";
     input: typeof AckNotificationRequestSchema;
     output: typeof AckNotificationResponseSchema;
+  },
+  /**
+   * The person answers a notification with actions, on this device: the first answer on any
+   * device wins and is recorded with the device and time; the notification is acknowledged and
+   * cleared on the other devices. A later answer is `already_answered` (naming the recorded
+   * one); one after the notification expired is `expired`.
+   *
+   * @generated from rpc herald.v1.InboxService.RespondToNotification
+   */
+  respondToNotification: {
+    methodKind: "unary";
+    input: typeof RespondToNotificationRequestSchema;
+    output: typeof RespondToNotificationResponseSchema;
   },
   /**
    * The person opened the notification: the delivery becomes `opened`.

@@ -4,6 +4,7 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -12,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/notification.proto.
  */
 export const file_herald_v1_notification: GenFile = /*@__PURE__*/
-  fileDesc("ChxoZXJhbGQvdjEvbm90aWZpY2F0aW9uLnByb3RvEgloZXJhbGQudjEiswYKDE5vdGlmaWNhdGlvbhIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg0KBXRvcGljGAMgASgJEg0KBXRpdGxlGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSEAoIcHJpb3JpdHkYBiABKAkSFgoJY2xpY2tfdXJsGAcgASgJSACIAQESKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKC3R0bF9zZWNvbmRzGAkgASgFSAGIAQESDgoGc3RhdHVzGAogASgJEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGl2ZXJpZXMYDSABKAsyGi5oZXJhbGQudjEuRGVsaXZlcnlTdW1tYXJ5EjQKEWRldmljZV9kZWxpdmVyaWVzGA4gAygLMhkuaGVyYWxkLnYxLkRldmljZURlbGl2ZXJ5Ei4KCmRlbGl2ZXJfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3JlcXVpcmVfYWNrGBAgASgIEiEKFHJlcGVhdF9ldmVyeV9zZWNvbmRzGBEgASgFSAKIAQESIwoWZXNjYWxhdGVfYWZ0ZXJfc2Vjb25kcxgSIAEoBUgDiAEBEjMKD2Fja25vd2xlZGdlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIQoZYWNrbm93bGVkZ2VkX2J5X2RldmljZV9pZBgUIAEoCRIPCgdyZXBlYXRzGBUgASgFEjAKDGVzY2FsYXRlZF9hdBgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNZXNjYWxhdGlvbl9pZBgXIAEoCUIMCgpfY2xpY2tfdXJsQg4KDF90dGxfc2Vjb25kc0IXChVfcmVwZWF0X2V2ZXJ5X3NlY29uZHNCGQoXX2VzY2FsYXRlX2FmdGVyX3NlY29uZHMivQIKDkRldmljZURlbGl2ZXJ5EhEKCWRldmljZV9pZBgBIAEoCRITCgtkZXZpY2VfbmFtZRgCIAEoCRIQCghwbGF0Zm9ybRgDIAEoCRINCgVzdGF0ZRgEIAEoCRIQCghhdHRlbXB0cxgFIAEoBRISCgpsYXN0X2Vycm9yGAYgASgJEisKB3NlbnRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGRlbGl2ZXJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJb3BlbmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKFAQoPRGVsaXZlcnlTdW1tYXJ5Eg0KBXRvdGFsGAEgASgFEg8KB3BlbmRpbmcYAiABKAUSDAoEc2VudBgDIAEoBRIRCglkZWxpdmVyZWQYBCABKAUSDgoGZmFpbGVkGAUgASgFEg8KB2V4cGlyZWQYBiABKAUSEAoIY2FuY2VsZWQYByABKAViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChxoZXJhbGQvdjEvbm90aWZpY2F0aW9uLnByb3RvEgloZXJhbGQudjEi/gYKDE5vdGlmaWNhdGlvbhIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg0KBXRvcGljGAMgASgJEg0KBXRpdGxlGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSEAoIcHJpb3JpdHkYBiABKAkSFgoJY2xpY2tfdXJsGAcgASgJSACIAQESKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKC3R0bF9zZWNvbmRzGAkgASgFSAGIAQESDgoGc3RhdHVzGAogASgJEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGl2ZXJpZXMYDSABKAsyGi5oZXJhbGQudjEuRGVsaXZlcnlTdW1tYXJ5EjQKEWRldmljZV9kZWxpdmVyaWVzGA4gAygLMhkuaGVyYWxkLnYxLkRldmljZURlbGl2ZXJ5Ei4KCmRlbGl2ZXJfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3JlcXVpcmVfYWNrGBAgASgIEiEKFHJlcGVhdF9ldmVyeV9zZWNvbmRzGBEgASgFSAKIAQESIwoWZXNjYWxhdGVfYWZ0ZXJfc2Vjb25kcxgSIAEoBUgDiAEBEjMKD2Fja25vd2xlZGdlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIQoZYWNrbm93bGVkZ2VkX2J5X2RldmljZV9pZBgUIAEoCRIPCgdyZXBlYXRzGBUgASgFEjAKDGVzY2FsYXRlZF9hdBgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNZXNjYWxhdGlvbl9pZBgXIAEoCRIiCgdhY3Rpb25zGBggAygLMhEuaGVyYWxkLnYxLkFjdGlvbhIlCghyZXNwb25zZRgZIAEoCzITLmhlcmFsZC52MS5SZXNwb25zZUIMCgpfY2xpY2tfdXJsQg4KDF90dGxfc2Vjb25kc0IXChVfcmVwZWF0X2V2ZXJ5X3NlY29uZHNCGQoXX2VzY2FsYXRlX2FmdGVyX3NlY29uZHMiXQoGQWN0aW9uEikKAmlkGAEgASgJQh26SBpyGDIWXltBLVphLXowLTlfLi1dezEsNjR9JBIZCgVsYWJlbBgCIAEoCUIKukgHyAEBcgIYKBINCgVyZXBseRgDIAEoCCJvCghSZXNwb25zZRIRCglhY3Rpb25faWQYASABKAkSDAoEdGV4dBgCIAEoCRIRCglkZXZpY2VfaWQYAyABKAkSLwoLYW5zd2VyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIr0CCg5EZXZpY2VEZWxpdmVyeRIRCglkZXZpY2VfaWQYASABKAkSEwoLZGV2aWNlX25hbWUYAiABKAkSEAoIcGxhdGZvcm0YAyABKAkSDQoFc3RhdGUYBCABKAkSEAoIYXR0ZW1wdHMYBSABKAUSEgoKbGFzdF9lcnJvchgGIAEoCRIrCgdzZW50X2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxkZWxpdmVyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCW9wZW5lZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihQEKD0RlbGl2ZXJ5U3VtbWFyeRINCgV0b3RhbBgBIAEoBRIPCgdwZW5kaW5nGAIgASgFEgwKBHNlbnQYAyABKAUSEQoJZGVsaXZlcmVkGAQgASgFEg4KBmZhaWxlZBgFIAEoBRIPCgdleHBpcmVkGAYgASgFEhAKCGNhbmNlbGVkGAcgASgFYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * A notification published into a project. It is delivered to every device signed into the
@@ -194,6 +195,20 @@ export type Notification = Message<"herald.v1.Notification"> & {
    * @generated from field: string escalation_id = 23;
    */
   escalationId: string;
+
+  /**
+   * The buttons the person may answer with (at most 3), in order.
+   *
+   * @generated from field: repeated herald.v1.Action actions = 24;
+   */
+  actions: Action[];
+
+  /**
+   * The person's answer, once one came: the first given on any device.
+   *
+   * @generated from field: herald.v1.Response response = 25;
+   */
+  response?: Response | undefined;
 };
 
 /**
@@ -202,6 +217,85 @@ export type Notification = Message<"herald.v1.Notification"> & {
  */
 export const NotificationSchema: GenMessage<Notification> = /*@__PURE__*/
   messageDesc(file_herald_v1_notification, 0);
+
+/**
+ * A button on a notification. The person answers by choosing one, on any of their devices;
+ * the publisher reads the answer (`WaitForResponse`, `GetNotification`).
+ *
+ * @generated from message herald.v1.Action
+ */
+export type Action = Message<"herald.v1.Action"> & {
+  /**
+   * What the publisher gets back: 1..64 letters, digits, `_`, `-` or `.`; unique within the
+   * notification.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The button's text: 1..40 Unicode code points, not only whitespace.
+   *
+   * @generated from field: string label = 2;
+   */
+  label: string;
+
+  /**
+   * The answer carries free text the person types (1..1000 code points), not only the choice.
+   *
+   * @generated from field: bool reply = 3;
+   */
+  reply: boolean;
+};
+
+/**
+ * Describes the message herald.v1.Action.
+ * Use `create(ActionSchema)` to create a new message.
+ */
+export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
+  messageDesc(file_herald_v1_notification, 1);
+
+/**
+ * The person's answer to a notification with actions.
+ *
+ * @generated from message herald.v1.Response
+ */
+export type Response = Message<"herald.v1.Response"> & {
+  /**
+   * The chosen action's id.
+   *
+   * @generated from field: string action_id = 1;
+   */
+  actionId: string;
+
+  /**
+   * What the person typed, for a `reply` action; empty otherwise.
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * The device it was given on.
+   *
+   * @generated from field: string device_id = 3;
+   */
+  deviceId: string;
+
+  /**
+   * When it was given.
+   *
+   * @generated from field: google.protobuf.Timestamp answered_at = 4;
+   */
+  answeredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message herald.v1.Response.
+ * Use `create(ResponseSchema)` to create a new message.
+ */
+export const ResponseSchema: GenMessage<Response> = /*@__PURE__*/
+  messageDesc(file_herald_v1_notification, 2);
 
 /**
  * What happened on one device.
@@ -285,7 +379,7 @@ export type DeviceDelivery = Message<"herald.v1.DeviceDelivery"> & {
  * Use `create(DeviceDeliverySchema)` to create a new message.
  */
 export const DeviceDeliverySchema: GenMessage<DeviceDelivery> = /*@__PURE__*/
-  messageDesc(file_herald_v1_notification, 1);
+  messageDesc(file_herald_v1_notification, 3);
 
 /**
  * Counts of the notification's per-device deliveries by state.
@@ -348,5 +442,5 @@ export type DeliverySummary = Message<"herald.v1.DeliverySummary"> & {
  * Use `create(DeliverySummarySchema)` to create a new message.
  */
 export const DeliverySummarySchema: GenMessage<DeliverySummary> = /*@__PURE__*/
-  messageDesc(file_herald_v1_notification, 2);
+  messageDesc(file_herald_v1_notification, 4);
 

@@ -7,7 +7,7 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
-import type { Notification } from "./notification_pb.ts";
+import type { Action, Notification } from "./notification_pb.ts";
 import { file_herald_v1_notification } from "./notification_pb.ts";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/notify_service.proto.
  */
 export const file_herald_v1_notify_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5oZXJhbGQvdjEvbm90aWZ5X3NlcnZpY2UucHJvdG8SCWhlcmFsZC52MSKxBgoNTm90aWZ5UmVxdWVzdBIZCgV0aXRsZRgBIAEoCUIKukgHyAEBcgIYeBIZCgdtZXNzYWdlGAIgASgJQgi6SAVyAxiAEBIoCgV0b3BpYxgDIAEoCUIZukgWchQyEl5bYS16MC05Xy1dezAsNjR9JBIsCghwcmlvcml0eRgEIAEoCUIaukgXchVSAFIDbG93UgZub3JtYWxSBGhpZ2gSrgEKCWNsaWNrX3VybBgFIAEoCUKVAbpIkQG6AYUBChBjbGlja191cmwuc2NoZW1lEhxtdXN0IGJlIGFuIGh0dHAgb3IgaHR0cHMgVVJMGlN0aGlzLmxvd2VyQXNjaWkoKS5zdGFydHNXaXRoKCdodHRwOi8vJykgfHwgdGhpcy5sb3dlckFzY2lpKCkuc3RhcnRzV2l0aCgnaHR0cHM6Ly8nKXIGGIAQiAEBSACIAQESKQoIbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiUKC3R0bF9zZWNvbmRzGAcgASgFQgu6SAgaBhiAowUoHkgBiAEBEiAKCmRlbGl2ZXJfYXQYCCABKAlCB7pIBHICGEBIAogBARInCg1kZWxheV9zZWNvbmRzGAkgASgFQgu6SAgaBhiA9SQoAUgDiAEBEhMKC3JlcXVpcmVfYWNrGAogASgIEi4KFHJlcGVhdF9ldmVyeV9zZWNvbmRzGAsgASgFQgu6SAgaBhiAowUoHkgEiAEBEjAKFmVzY2FsYXRlX2FmdGVyX3NlY29uZHMYDCABKAVCC7pICBoGGID1JCgeSAWIAQESNAoRZXNjYWxhdGVfdG9fdG9waWMYDSABKAlCGbpIFnIUMhJeW2EtejAtOV8tXXswLDY0fSQSJAoTZXNjYWxhdGVfdG9fcHJvamVjdBgOIAEoCUIHukgEcgIYZEIMCgpfY2xpY2tfdXJsQg4KDF90dGxfc2Vjb25kc0INCgtfZGVsaXZlcl9hdEIQCg5fZGVsYXlfc2Vjb25kc0IXChVfcmVwZWF0X2V2ZXJ5X3NlY29uZHNCGQoXX2VzY2FsYXRlX2FmdGVyX3NlY29uZHMiPwoOTm90aWZ5UmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiIuChZHZXROb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASJIChdHZXROb3RpZmljYXRpb25SZXNwb25zZRItCgxub3RpZmljYXRpb24YASABKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uIjEKGUNhbmNlbE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIksKGkNhbmNlbE5vdGlmaWNhdGlvblJlc3BvbnNlEi0KDG5vdGlmaWNhdGlvbhgBIAEoCzIXLmhlcmFsZC52MS5Ob3RpZmljYXRpb24igAEKGExpc3ROb3RpZmljYXRpb25zUmVxdWVzdBIoCgV0b3BpYxgBIAEoCUIZukgWchQyEl5bYS16MC05Xy1dezAsNjR9JBIcCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoABIcCgpwYWdlX3Rva2VuGAMgASgJQgi6SAVyAxiABCJkChlMaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEi4KDW5vdGlmaWNhdGlvbnMYASADKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTKSBAoNTm90aWZ5U2VydmljZRJiCgZOb3RpZnkSGC5oZXJhbGQudjEuTm90aWZ5UmVxdWVzdBoZLmhlcmFsZC52MS5Ob3RpZnlSZXNwb25zZSIjgtPkkwIdOgEqYgxub3RpZmljYXRpb24iCi92MS9ub3RpZnkSiQEKD0dldE5vdGlmaWNhdGlvbhIhLmhlcmFsZC52MS5HZXROb3RpZmljYXRpb25SZXF1ZXN0GiIuaGVyYWxkLnYxLkdldE5vdGlmaWNhdGlvblJlc3BvbnNlIi+QAgGC0+STAiZiDG5vdGlmaWNhdGlvbhIWL3YxL25vdGlmaWNhdGlvbnMve2lkfRKSAQoSQ2FuY2VsTm90aWZpY2F0aW9uEiQuaGVyYWxkLnYxLkNhbmNlbE5vdGlmaWNhdGlvblJlcXVlc3QaJS5oZXJhbGQudjEuQ2FuY2VsTm90aWZpY2F0aW9uUmVzcG9uc2UiL5ACAoLT5JMCJmIMbm90aWZpY2F0aW9uKhYvdjEvbm90aWZpY2F0aW9ucy97aWR9EnwKEUxpc3ROb3RpZmljYXRpb25zEiMuaGVyYWxkLnYxLkxpc3ROb3RpZmljYXRpb25zUmVxdWVzdBokLmhlcmFsZC52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlIhyQAgGC0+STAhMSES92MS9ub3RpZmljYXRpb25zYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_herald_v1_notification]);
+  fileDesc("Ch5oZXJhbGQvdjEvbm90aWZ5X3NlcnZpY2UucHJvdG8SCWhlcmFsZC52MSKtBwoNTm90aWZ5UmVxdWVzdBIZCgV0aXRsZRgBIAEoCUIKukgHyAEBcgIYeBIZCgdtZXNzYWdlGAIgASgJQgi6SAVyAxiAEBIoCgV0b3BpYxgDIAEoCUIZukgWchQyEl5bYS16MC05Xy1dezAsNjR9JBIsCghwcmlvcml0eRgEIAEoCUIaukgXchVSAFIDbG93UgZub3JtYWxSBGhpZ2gSrgEKCWNsaWNrX3VybBgFIAEoCUKVAbpIkQG6AYUBChBjbGlja191cmwuc2NoZW1lEhxtdXN0IGJlIGFuIGh0dHAgb3IgaHR0cHMgVVJMGlN0aGlzLmxvd2VyQXNjaWkoKS5zdGFydHNXaXRoKCdodHRwOi8vJykgfHwgdGhpcy5sb3dlckFzY2lpKCkuc3RhcnRzV2l0aCgnaHR0cHM6Ly8nKXIGGIAQiAEBSACIAQESKQoIbWV0YWRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiUKC3R0bF9zZWNvbmRzGAcgASgFQgu6SAgaBhiAowUoHkgBiAEBEiAKCmRlbGl2ZXJfYXQYCCABKAlCB7pIBHICGEBIAogBARInCg1kZWxheV9zZWNvbmRzGAkgASgFQgu6SAgaBhiA9SQoAUgDiAEBEhMKC3JlcXVpcmVfYWNrGAogASgIEi4KFHJlcGVhdF9ldmVyeV9zZWNvbmRzGAsgASgFQgu6SAgaBhiAowUoHkgEiAEBEjAKFmVzY2FsYXRlX2FmdGVyX3NlY29uZHMYDCABKAVCC7pICBoGGID1JCgeSAWIAQESNAoRZXNjYWxhdGVfdG9fdG9waWMYDSABKAlCGbpIFnIUMhJeW2EtejAtOV8tXXswLDY0fSQSJAoTZXNjYWxhdGVfdG9fcHJvamVjdBgOIAEoCUIHukgEcgIYZBJ6CgdhY3Rpb25zGA8gAygLMhEuaGVyYWxkLnYxLkFjdGlvbkJWukhTugFLChJhY3Rpb25zLnVuaXF1ZV9pZHMSGWFjdGlvbiBpZHMgbXVzdCBiZSB1bmlxdWUaGnRoaXMubWFwKGEsIGEuaWQpLnVuaXF1ZSgpkgECEANCDAoKX2NsaWNrX3VybEIOCgxfdHRsX3NlY29uZHNCDQoLX2RlbGl2ZXJfYXRCEAoOX2RlbGF5X3NlY29uZHNCFwoVX3JlcGVhdF9ldmVyeV9zZWNvbmRzQhkKF19lc2NhbGF0ZV9hZnRlcl9zZWNvbmRzIj8KDk5vdGlmeVJlc3BvbnNlEi0KDG5vdGlmaWNhdGlvbhgBIAEoCzIXLmhlcmFsZC52MS5Ob3RpZmljYXRpb24iLgoWR2V0Tm90aWZpY2F0aW9uUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiSAoXR2V0Tm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiIxChlDYW5jZWxOb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASJLChpDYW5jZWxOb3RpZmljYXRpb25SZXNwb25zZRItCgxub3RpZmljYXRpb24YASABKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uIlMKFldhaXRGb3JSZXNwb25zZVJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBEiMKD3RpbWVvdXRfc2Vjb25kcxgCIAEoBUIKukgHGgUYrAIoACJZChdXYWl0Rm9yUmVzcG9uc2VSZXNwb25zZRIPCgdvdXRjb21lGAEgASgJEi0KDG5vdGlmaWNhdGlvbhgCIAEoCzIXLmhlcmFsZC52MS5Ob3RpZmljYXRpb24igAEKGExpc3ROb3RpZmljYXRpb25zUmVxdWVzdBIoCgV0b3BpYxgBIAEoCUIZukgWchQyEl5bYS16MC05Xy1dezAsNjR9JBIcCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoABIcCgpwYWdlX3Rva2VuGAMgASgJQgi6SAVyAxiABCJkChlMaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlEi4KDW5vdGlmaWNhdGlvbnMYASADKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTKZBQoNTm90aWZ5U2VydmljZRJiCgZOb3RpZnkSGC5oZXJhbGQudjEuTm90aWZ5UmVxdWVzdBoZLmhlcmFsZC52MS5Ob3RpZnlSZXNwb25zZSIjgtPkkwIdOgEqYgxub3RpZmljYXRpb24iCi92MS9ub3RpZnkSiQEKD0dldE5vdGlmaWNhdGlvbhIhLmhlcmFsZC52MS5HZXROb3RpZmljYXRpb25SZXF1ZXN0GiIuaGVyYWxkLnYxLkdldE5vdGlmaWNhdGlvblJlc3BvbnNlIi+QAgGC0+STAiZiDG5vdGlmaWNhdGlvbhIWL3YxL25vdGlmaWNhdGlvbnMve2lkfRKSAQoSQ2FuY2VsTm90aWZpY2F0aW9uEiQuaGVyYWxkLnYxLkNhbmNlbE5vdGlmaWNhdGlvblJlcXVlc3QaJS5oZXJhbGQudjEuQ2FuY2VsTm90aWZpY2F0aW9uUmVzcG9uc2UiL5ACAoLT5JMCJmIMbm90aWZpY2F0aW9uKhYvdjEvbm90aWZpY2F0aW9ucy97aWR9EoQBCg9XYWl0Rm9yUmVzcG9uc2USIS5oZXJhbGQudjEuV2FpdEZvclJlc3BvbnNlUmVxdWVzdBoiLmhlcmFsZC52MS5XYWl0Rm9yUmVzcG9uc2VSZXNwb25zZSIqkAIBgtPkkwIhEh8vdjEvbm90aWZpY2F0aW9ucy97aWR9L3Jlc3BvbnNlEnwKEUxpc3ROb3RpZmljYXRpb25zEiMuaGVyYWxkLnYxLkxpc3ROb3RpZmljYXRpb25zUmVxdWVzdBokLmhlcmFsZC52MS5MaXN0Tm90aWZpY2F0aW9uc1Jlc3BvbnNlIhyQAgGC0+STAhMSES92MS9ub3RpZmljYXRpb25zYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_herald_v1_notification]);
 
 /**
  * The publish request. Only `title` is required.
@@ -136,6 +136,15 @@ export type NotifyRequest = Message<"herald.v1.NotifyRequest"> & {
    * @generated from field: string escalate_to_project = 14;
    */
   escalateToProject: string;
+
+  /**
+   * Up to 3 buttons the person can answer with (ids unique). The first answer, on any device,
+   * is recorded, ends the question on the other devices, and is what `WaitForResponse` returns.
+   * Answers are taken until the ttl passes (24 hours without one).
+   *
+   * @generated from field: repeated herald.v1.Action actions = 15;
+   */
+  actions: Action[];
 };
 
 /**
@@ -251,6 +260,62 @@ export const CancelNotificationResponseSchema: GenMessage<CancelNotificationResp
   messageDesc(file_herald_v1_notify_service, 5);
 
 /**
+ * Request to wait for an answer.
+ *
+ * @generated from message herald.v1.WaitForResponseRequest
+ */
+export type WaitForResponseRequest = Message<"herald.v1.WaitForResponseRequest"> & {
+  /**
+   * The notification's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * How long to wait at most, 1..300 seconds; 0 means 60.
+   *
+   * @generated from field: int32 timeout_seconds = 2;
+   */
+  timeoutSeconds: number;
+};
+
+/**
+ * Describes the message herald.v1.WaitForResponseRequest.
+ * Use `create(WaitForResponseRequestSchema)` to create a new message.
+ */
+export const WaitForResponseRequestSchema: GenMessage<WaitForResponseRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_notify_service, 6);
+
+/**
+ * Where the question stands.
+ *
+ * @generated from message herald.v1.WaitForResponseResponse
+ */
+export type WaitForResponseResponse = Message<"herald.v1.WaitForResponseResponse"> & {
+  /**
+   * `answered` (see `notification.response`), `dismissed`, `expired` or `waiting`.
+   *
+   * @generated from field: string outcome = 1;
+   */
+  outcome: string;
+
+  /**
+   * The notification, with its answer when there is one.
+   *
+   * @generated from field: herald.v1.Notification notification = 2;
+   */
+  notification?: Notification | undefined;
+};
+
+/**
+ * Describes the message herald.v1.WaitForResponseResponse.
+ * Use `create(WaitForResponseResponseSchema)` to create a new message.
+ */
+export const WaitForResponseResponseSchema: GenMessage<WaitForResponseResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_notify_service, 7);
+
+/**
  * Request for a page of notifications.
  *
  * @generated from message herald.v1.ListNotificationsRequest
@@ -283,7 +348,7 @@ export type ListNotificationsRequest = Message<"herald.v1.ListNotificationsReque
  * Use `create(ListNotificationsRequestSchema)` to create a new message.
  */
 export const ListNotificationsRequestSchema: GenMessage<ListNotificationsRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_notify_service, 6);
+  messageDesc(file_herald_v1_notify_service, 8);
 
 /**
  * A page of notifications.
@@ -311,7 +376,7 @@ export type ListNotificationsResponse = Message<"herald.v1.ListNotificationsResp
  * Use `create(ListNotificationsResponseSchema)` to create a new message.
  */
 export const ListNotificationsResponseSchema: GenMessage<ListNotificationsResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_notify_service, 7);
+  messageDesc(file_herald_v1_notify_service, 9);
 
 /**
  * Publishing and reading notifications.
@@ -366,6 +431,20 @@ export const NotifyService: GenService<{
     methodKind: "unary";
     input: typeof CancelNotificationRequestSchema;
     output: typeof CancelNotificationResponseSchema;
+  },
+  /**
+   * Waits for the person's answer to a notification with actions (a long poll): returns as soon
+   * as a device answered (`answered`) or acknowledged it without an answer (`dismissed`), when it
+   * can no longer be answered (`expired`: its ttl, or 24 hours, passed), or after
+   * `timeout_seconds` with `waiting` (call again). A notification of another project is
+   * `not_found`; one without actions is `failed_precondition`.
+   *
+   * @generated from rpc herald.v1.NotifyService.WaitForResponse
+   */
+  waitForResponse: {
+    methodKind: "unary";
+    input: typeof WaitForResponseRequestSchema;
+    output: typeof WaitForResponseResponseSchema;
   },
   /**
    * Lists the caller's project's notifications, newest first, optionally for one topic.

@@ -11,6 +11,7 @@ import { Migration0010Schedules } from "./0010-schedules.ts";
 import { Migration0011Webhooks } from "./0011-webhooks.ts";
 import { Migration0012Acknowledgements } from "./0012-acknowledgements.ts";
 import { Migration0013ClearPushes } from "./0013-clear-pushes.ts";
+import { Migration0014Responses } from "./0014-responses.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   { name: "0011-webhooks", class: Migration0011Webhooks },
   { name: "0012-acknowledgements", class: Migration0012Acknowledgements },
   { name: "0013-clear-pushes", class: Migration0013ClearPushes },
+  { name: "0014-responses", class: Migration0014Responses },
 ];

@@ -81,27 +81,34 @@ export async function escalateDue(db: Db, limit: number): Promise<number> {
 }
 
 /**
- * The first acknowledgement of a notification that asked for one: recorded with the device,
- * repeats and escalation stopped. False when it asked for none or was acknowledged before.
+ * The first acknowledgement of a notification that asked for one, or that has actions (then it
+ * is dismissed without an answer): recorded with the device, repeats and escalation stopped.
+ * False when it asked for none or was acknowledged (or answered) before.
  */
 export async function acknowledge(db: Db, id: string, deviceId: string): Promise<boolean> {
   const rows = await db.execute(
     `with acked as (
        update notification set acknowledged_at = now(), acknowledged_by = ?,
               next_repeat_at = null, escalate_at = null
-        where id = ? and require_ack and acknowledged_at is null
+        where id = ? and (require_ack or actions is not null) and acknowledged_at is null
        returning id
-     ), clears as (
-       insert into clear_push (notification_id, device_id)
-       select d.notification_id, d.device_id from delivery d join acked on acked.id = d.notification_id
-        where d.platform = 'web' and d.device_id <> ? and d.state in ('sent', 'delivered', 'opened')
-       on conflict do nothing
-     )
+     ), ${clearsOf("acked")}
      select 1 from acked`,
     [deviceId, id, deviceId],
   );
   return rows.length === 1;
 }
+
+/**
+ * A CTE that queues a clear for each other Web Push device that was sent the notification in
+ * `cte` (one row with `id`); its one parameter is the device that acted.
+ */
+export const clearsOf = (cte: string) => `clears as (
+       insert into clear_push (notification_id, device_id)
+       select d.notification_id, d.device_id from delivery d join ${cte} on ${cte}.id = d.notification_id
+        where d.platform = 'web' and d.device_id <> ? and d.state in ('sent', 'delivered', 'opened')
+       on conflict do nothing
+     )`;
 
 export interface DueClear {
   notification_id: string;

@@ -8,6 +8,7 @@ import { claimDue } from "./claim-due.ts";
 import { expireStreamDeliveries } from "./expire-streams.ts";
 import { fanOut } from "./fan-out.ts";
 import { markStreamed } from "./mark-streamed.ts";
+import { respond } from "./responses.ts";
 import { cancel, releaseDue } from "./schedule.ts";
 import { type DeliveryKey, type Outcome, settle } from "./settle.ts";
 import { queueStats } from "./stats.ts";
@@ -22,6 +23,8 @@ export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
     escalateDue: (limit: number) => escalateDue(db(), limit),
     acknowledge: (id: string, deviceId: string) => acknowledge(db(), id, deviceId),
     claimClears: (limit: number) => claimClears(db(), limit),
+    respond: (id: string, deviceId: string, answer: { actionId: string; text: string }) =>
+      respond(db(), id, deviceId, answer),
     /** Of these notifications, those the device has a delivery of. */
     deliveredTo: (deviceId: string, ids: readonly string[]) => deliveredTo(db(), deviceId, ids),
     cancel: (projectId: string, id: string) => cancel(db(), projectId, id),

@@ -4,6 +4,7 @@
  * that commit, and a crash at any point leaves both or neither. Raw SQL: the claim and the
  * insert are one `INSERT … ON CONFLICT` feeding an `INSERT … WHERE EXISTS`.
  */
+import type { StoredAction } from "../../domain/actions.ts";
 import type { Db, Orm } from "../orm.ts";
 
 /** A notification row as stored. */
@@ -36,6 +37,13 @@ export interface NotificationRow {
   acknowledged_by?: string | null;
   escalated_at?: Date | null;
   escalation_id?: string | null;
+  /** Buttons the person may answer with; null when none. */
+  actions: StoredAction[] | null;
+  /** The first answer, set later. */
+  responded_at?: Date | null;
+  responded_by?: string | null;
+  response_action?: string | null;
+  response_text?: string | null;
 }
 
 export interface IdempotencyClaim {
@@ -77,6 +85,7 @@ const columnTypes = {
   escalate_project_id: "uuid",
   next_repeat_at: "timestamptz",
   escalate_at: "timestamptz",
+  actions: "json",
 } as const;
 
 type Column = keyof typeof columnTypes;
@@ -89,11 +98,11 @@ const placeholders = written.map((c) => `?::${columnTypes[c]}`).join(", ");
 /** `x.col` for each, as json_to_recordset's record definition reads them. */
 export const recordsetColumns = written.map((c) => `${c} ${columnTypes[c]}`).join(", ");
 /** What reads select: the written columns and those set later. */
-export const notificationSelect = `${notificationColumns}, repeats, acknowledged_at, acknowledged_by, escalated_at, escalation_id`;
+export const notificationSelect = `${notificationColumns}, repeats, acknowledged_at, acknowledged_by, escalated_at, escalation_id, responded_at, responded_by, response_action, response_text`;
 
 function values(n: NotificationRow): unknown[] {
   return written.map((c) =>
-    c === "metadata" ? (n.metadata === null ? null : JSON.stringify(n.metadata)) : n[c],
+    c === "metadata" || c === "actions" ? (n[c] === null ? null : JSON.stringify(n[c])) : n[c],
   );
 }
 

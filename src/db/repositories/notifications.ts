@@ -30,6 +30,8 @@ function toRow(r: Record<string, unknown>): NotificationRow {
     deliver_at: r.deliver_at == null ? null : new Date(r.deliver_at as string),
     acknowledged_at: r.acknowledged_at == null ? null : new Date(r.acknowledged_at as string),
     escalated_at: r.escalated_at == null ? null : new Date(r.escalated_at as string),
+    actions: typeof r.actions === "string" ? JSON.parse(r.actions) : (row.actions ?? null),
+    responded_at: r.responded_at == null ? null : new Date(r.responded_at as string),
   };
 }
 
