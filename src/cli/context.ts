@@ -41,7 +41,18 @@ export interface SavedConfig {
 }
 
 /** Documented exit codes (docs/cli.md). 130: stopped with Ctrl-C, as shells count it. */
-export const exit = { ok: 0, failed: 1, usage: 2, auth: 3, network: 4, canceled: 130 } as const;
+export const exit = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  auth: 3,
+  network: 4,
+  /** `herald ask`: the person said no (a `--deny` action, or dismissed the question). */
+  denied: 5,
+  /** `herald ask`: no answer in time (as timeout(1) exits). */
+  timedOut: 124,
+  canceled: 130,
+} as const;
 
 /** A credential the CLI will use, and where it came from (a flag, a variable, the saved login). */
 export interface Credential {

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Command } from "./command.ts";
 import { accountDelete, tokensList } from "./commands/account.ts";
+import { ask } from "./commands/ask.ts";
 import { login, logout, whoami } from "./commands/auth.ts";
 import { devices } from "./commands/devices.ts";
 import { history } from "./commands/history.ts";
@@ -28,6 +29,7 @@ const commands: Command[] = [
   run,
   listen,
   ack,
+  ask,
   ...projects,
   ...keys,
   ...webhooks,

@@ -12,10 +12,15 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
-import { type NotifyRequestSchema, NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import {
+  type NotifyRequestSchema,
+  NotifyService,
+  type WaitForResponseResponse,
+} from "../../gen/herald/v1/notify_service_pb.ts";
+import { type Answer, type AskInput, type AskOptions, ask } from "./ask.ts";
 import { HeraldError } from "./errors.ts";
 
-export type { Notification };
+export type { Answer, AskInput, AskOptions, Notification };
 /** A notification's priority (docs/delivery.md maps it per platform). */
 export type Priority = "low" | "normal" | "high";
 
@@ -161,6 +166,50 @@ export class Herald {
         { headers: this.#headers, timeoutMs: this.#timeoutMs },
       );
       return res.notification as Notification;
+    } catch (err) {
+      throw HeraldError.from(err);
+    }
+  }
+
+  /**
+   * Asks the person a question and waits for the answer: publishes `input` with its `actions`
+   * (at most 3), then waits until a device answers, it is dismissed or expires, or `timeoutMs`
+   * (default 10 minutes) passes. Without `ttlSeconds`, the question expires when the wait ends.
+   *
+   * ```ts
+   * const a = await herald.ask({ title: "Deploy v42?", actions: [{ id: "yes", label: "Deploy" }] });
+   * if (a.outcome === "answered" && a.actionId === "yes") deploy();
+   * ```
+   */
+  ask(input: AskInput, options: AskOptions = {}): Promise<Answer> {
+    return ask(
+      {
+        notify: (i, o) => this.notify(i, o),
+        waitForResponse: (id, seconds, signal) => this.waitForResponse(id, seconds, signal),
+      },
+      input,
+      options,
+    );
+  }
+
+  /**
+   * Waits up to `timeoutSeconds` (1..300) for the answer to a notification with actions:
+   * `outcome` is `answered`, `dismissed`, `expired`, `canceled`, or `waiting` (call again).
+   */
+  async waitForResponse(
+    id: string,
+    timeoutSeconds = 60,
+    signal?: AbortSignal,
+  ): Promise<WaitForResponseResponse> {
+    try {
+      return await this.#client.waitForResponse(
+        { id, timeoutSeconds },
+        {
+          headers: this.#headers,
+          timeoutMs: this.#timeoutMs + timeoutSeconds * 1000,
+          ...(signal ? { signal } : {}),
+        },
+      );
     } catch (err) {
       throw HeraldError.from(err);
     }

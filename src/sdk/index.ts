@@ -1,6 +1,9 @@
 /** @module @herald/client — the Node SDK for Herald. See docs/sdk.md. */
 export { HeraldError } from "./errors.ts";
 export {
+  type Answer,
+  type AskInput,
+  type AskOptions,
   Herald,
   type HeraldOptions,
   type ListFilter,

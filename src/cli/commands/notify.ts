@@ -109,19 +109,23 @@ export function notifyInput(
   return input;
 }
 
+/** The SDK client with the publisher's credential (an API key, or the CLI token). */
+export function heraldOf(ctx: Context): Herald {
+  const secret = ctx.publisherSecret;
+  return new Herald({
+    ...(ctx.publisher?.kind === "API key" ? { apiKey: secret } : { token: secret }),
+    baseUrl: ctx.url,
+    ...(ctx.project ? { project: ctx.project } : {}),
+  });
+}
+
 /** Publishes with one idempotency key for this invocation, reused by the SDK's retries. */
 export async function publish(
   ctx: Context,
   input: NotifyInput,
   key?: string,
 ): Promise<Notification> {
-  const secret = ctx.publisherSecret;
-  const herald = new Herald({
-    ...(ctx.publisher?.kind === "API key" ? { apiKey: secret } : { token: secret }),
-    baseUrl: ctx.url,
-    ...(ctx.project ? { project: ctx.project } : {}),
-  });
-  return herald.notify(input, { idempotencyKey: key ?? randomUUID() });
+  return heraldOf(ctx).notify(input, { idempotencyKey: key ?? randomUUID() });
 }
 
 /** A notification as `--json` prints it: every field (created_at, deliveries …), absent ones null. */

@@ -1,0 +1,84 @@
+/**
+ * `herald.ask(…)`: publish a question with actions, then wait for the person's answer with
+ * WaitForResponse long polls (each at most a minute, so no proxy cuts one), reporting progress
+ * between them. The question's ttl is the wait's, unless given: it cannot be answered after the
+ * asker stopped listening.
+ */
+import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
+import type { WaitForResponseResponse } from "../../gen/herald/v1/notify_service_pb.ts";
+import type { NotifyInput, NotifyOptions } from "./herald.ts";
+
+/** How a question ended. */
+export interface Answer {
+  /**
+   * `answered` (see `actionId` and `text`), `dismissed` (acknowledged without an answer),
+   * `expired` (its ttl passed), `canceled`, or `timeout` (the wait ended first).
+   */
+  outcome: "answered" | "dismissed" | "expired" | "canceled" | "timeout";
+  /** The chosen action's id, when answered. */
+  actionId?: string;
+  /** What the person typed, for a reply action. */
+  text?: string;
+  /** The device the answer came from. */
+  deviceId?: string;
+  answeredAt?: Date;
+  /** The question as it stands, with its delivery status. */
+  notification: Notification;
+}
+
+export interface AskOptions extends NotifyOptions {
+  /** How long to wait for the answer. Default 10 minutes; at most 24 hours. */
+  timeoutMs?: number;
+  /** Called while waiting (about once a minute, and once published) with the question's state. */
+  onProgress?: (notification: Notification, waitedMs: number) => void;
+}
+
+/** The question: a publish with 1..3 actions (`reply: true` asks for text). */
+export type AskInput = NotifyInput & { actions: { id: string; label: string; reply?: boolean }[] };
+
+/** The calls `ask` makes, as the Herald client provides them. */
+export interface AskCalls {
+  notify(input: NotifyInput, options: NotifyOptions): Promise<Notification>;
+  waitForResponse(
+    id: string,
+    timeoutSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<WaitForResponseResponse>;
+}
+
+const defaultTimeoutMs = 10 * 60_000;
+const maxPollSeconds = 60;
+
+export async function ask(calls: AskCalls, input: AskInput, options: AskOptions = {}) {
+  const timeoutMs = Math.min(options.timeoutMs ?? defaultTimeoutMs, 24 * 3_600_000);
+  const ttlSeconds =
+    input.ttlSeconds ?? Math.min(86_400, Math.max(30, Math.ceil(timeoutMs / 1000)));
+  const started = Date.now();
+  const question = await calls.notify({ ...input, ttlSeconds }, options);
+  options.onProgress?.(question, 0);
+  let latest = question;
+  for (;;) {
+    const left = timeoutMs - (Date.now() - started);
+    if (left <= 0) return { outcome: "timeout", notification: latest } satisfies Answer;
+    const seconds = Math.max(1, Math.min(maxPollSeconds, Math.ceil(left / 1000)));
+    const res = await calls.waitForResponse(question.id, seconds, options.signal);
+    latest = res.notification ?? latest;
+    if (res.outcome !== "waiting") return answerOf(res.outcome as Answer["outcome"], latest);
+    options.onProgress?.(latest, Date.now() - started);
+  }
+}
+
+function answerOf(outcome: Answer["outcome"], n: Notification): Answer {
+  const r = n.response;
+  if (!r) return { outcome, notification: n };
+  return {
+    outcome,
+    actionId: r.actionId,
+    text: r.text,
+    deviceId: r.deviceId,
+    ...(r.answeredAt && {
+      answeredAt: new Date(Number(r.answeredAt.seconds) * 1000 + r.answeredAt.nanos / 1e6),
+    }),
+    notification: n,
+  };
+}
