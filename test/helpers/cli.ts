@@ -22,6 +22,8 @@ export interface CliOptions {
   stdin?: string;
   env?: Record<string, string>;
   signal?: AbortSignal;
+  /** Sees standard output as it is written (for commands that run on). */
+  onStdout?: (s: string) => void;
   /** Key presses, as a terminal gives them to `listen`. */
   onKey?: (handler: (key: string) => void) => () => void;
 }
@@ -40,6 +42,7 @@ export function cliFor(serverOf: () => TestServer) {
     let stderr = "";
     const code = await runCli(argv, {
       stdout: (s) => {
+        opts.onStdout?.(s);
         stdout += s;
       },
       stderr: (s) => {

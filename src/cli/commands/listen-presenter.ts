@@ -1,0 +1,177 @@
+/**
+ * What `herald listen` shows, and the keys it takes on a terminal: a notification printed (or as
+ * NDJSON, or run through `--exec`); one awaiting acknowledgement is acknowledged with `a`; a
+ * question (a notification with actions) is answered with its number, a reply action's text
+ * typed after it and sent with Enter (Escape gives up).
+ */
+import { spawn } from "node:child_process";
+import { toJson } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { type Notification, NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
+import { HeraldError } from "../../sdk/errors.ts";
+import type { Context } from "../context.ts";
+
+function runExec(
+  cmd: string,
+  json: string,
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, {
+      shell: true,
+      stdio: ["pipe", "inherit", "inherit"],
+      env: env as NodeJS.ProcessEnv,
+    });
+    child.stdin.end(json);
+    child.on("close", (code) => resolve(code ?? 1));
+    child.on("error", () => resolve(127));
+  });
+}
+
+/**
+ * How a notification reads in a terminal: time, priority (high stands out), topic and title on
+ * one line; the message indented below; then the link.
+ */
+export function formatNotification(n: Notification, color: boolean): string {
+  const time = (n.createdAt ? timestampDate(n.createdAt) : new Date()).toTimeString().slice(0, 8);
+  const high = n.priority === "high";
+  const mark = high
+    ? color
+      ? "\x1b[1;31mHIGH\x1b[0m"
+      : "HIGH"
+    : n.priority === "low"
+      ? "low "
+      : "    ";
+  const title = high && color ? `\x1b[1m${n.title}\x1b[0m` : n.title;
+  const pad = " ".repeat(10);
+  const lines = [`${time}  ${mark}  #${n.topic}  ${title}`];
+  for (const line of n.message ? n.message.split("\n") : []) lines.push(`${pad}${line}`);
+  if (n.clickUrl) lines.push(`${pad}→ ${n.clickUrl}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** A desktop notification where the system has a way to show one (notify-send, osascript). */
+function desktopNotify(n: Notification, env: Record<string, string | undefined>): void {
+  const [cmd, args] =
+    process.platform === "darwin"
+      ? [
+          "osascript",
+          [
+            "-e",
+            `display notification ${JSON.stringify(n.message)} with title ${JSON.stringify(n.title)}`,
+          ],
+        ]
+      : ["notify-send", [...(n.priority === "high" ? ["-u", "critical"] : []), n.title, n.message]];
+  const child = spawn(cmd, args as string[], { stdio: "ignore", env: env as NodeJS.ProcessEnv });
+  child.on("error", () => {}); // not installed: the terminal line is enough
+}
+
+/** What the presenter does for the person: acknowledge, or answer, as this device. */
+export interface PersonActs {
+  acknowledge: (id: string) => Promise<unknown>;
+  respond: (id: string, actionId: string, text: string) => Promise<unknown>;
+}
+
+/** The line under a question: its actions, each with its key. */
+export function actionsLine(n: Notification): string {
+  const keys = n.actions.map((a, i) => `${i + 1} ${a.label}${a.reply ? "…" : ""}`);
+  return `  answer: ${keys.join("  ·  ")}\n`;
+}
+
+/**
+ * Keys on a terminal: a question waiting takes its action numbers (a reply action then takes a
+ * line of text), one awaiting acknowledgement takes `a`.
+ */
+function keyHandler(ctx: Context, acts: PersonActs, state: { waiting: Notification | undefined }) {
+  let typing: { n: Notification; actionId: string; text: string } | undefined;
+  const failed = (what: string) => (err: unknown) => {
+    ctx.io.stderr(`${what} failed: ${HeraldError.from(err).message}\n`);
+  };
+  const answer = (n: Notification, actionId: string, text: string) => {
+    state.waiting = undefined;
+    const label = n.actions.find((a) => a.id === actionId)?.label ?? actionId;
+    acts
+      .respond(n.id, actionId, text)
+      .then(() => ctx.io.stdout(`  ✓ answered: ${label}${text ? ` (${text})` : ""}\n`))
+      .catch(failed("answering"));
+  };
+  return (key: string) => {
+    if (typing) {
+      if (key === "\r" || key === "\n") {
+        ctx.io.stdout("\n");
+        const t = typing;
+        typing = undefined;
+        if (t.text.trim()) answer(t.n, t.actionId, t.text);
+      } else if (key === "\x1b") {
+        typing = undefined;
+        ctx.io.stdout("  (not sent)\n");
+      } else if (key === "\x7f" || key === "\b") {
+        if (typing.text) ctx.io.stdout("\b \b");
+        typing.text = [...typing.text].slice(0, -1).join("");
+      } else if (key >= " ") {
+        typing.text += key;
+        ctx.io.stdout(key);
+      }
+      return;
+    }
+    const n = state.waiting;
+    if (!n) return;
+    if (n.actions.length > 0) {
+      const action = n.actions[Number(key) - 1];
+      if (!/^[1-3]$/.test(key) || !action) return;
+      if (!action.reply) return answer(n, action.id, "");
+      typing = { n, actionId: action.id, text: "" };
+      ctx.io.stdout(`  ${action.label}: `);
+    } else if (key === "a") {
+      state.waiting = undefined;
+      acts.acknowledge(n.id).catch(failed("acknowledging"));
+    }
+  };
+}
+
+/**
+ * How `listen` shows what arrives: printed, as NDJSON, or run through `--exec`; keys act on what
+ * waits for the person (a terminal only), and a clear (acknowledged or answered, here or
+ * elsewhere) is said.
+ */
+export function presenter(
+  ctx: Context,
+  values: Record<string, unknown>,
+  deviceId: string,
+  acts: PersonActs,
+) {
+  const exec = typeof values.exec === "string" ? values.exec : undefined;
+  const state: { waiting: Notification | undefined } = { waiting: undefined };
+  const stopKeys =
+    exec === undefined && !ctx.flags.json
+      ? ctx.io.onKey?.(keyHandler(ctx, acts, state))
+      : undefined;
+  return {
+    async notification(n: Notification) {
+      const json = JSON.stringify(toJson(NotificationSchema, n, { useProtoFieldName: true }));
+      if (exec !== undefined) await runExec(exec, json, ctx.io.env);
+      else if (ctx.flags.json)
+        ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
+      else ctx.io.stdout(`${values.bell ? "\x07" : ""}${formatNotification(n, ctx.io.isTty)}`);
+      if (values.desktop) desktopNotify(n, ctx.io.env);
+      const open = !n.acknowledgedAt && !n.response;
+      if (open && n.actions.length > 0) {
+        state.waiting = n;
+        if (stopKeys) ctx.io.stdout(actionsLine(n));
+      } else if (open && n.requireAck) {
+        state.waiting = n;
+        if (stopKeys) ctx.io.stdout("  needs acknowledgement: press a\n");
+      }
+    },
+    cleared({ id, byDeviceId }: { id: string; byDeviceId: string }) {
+      if (id === state.waiting?.id) state.waiting = undefined;
+      if (ctx.flags.json) {
+        ctx.io.stdout(`${JSON.stringify({ cleared: { id, by_device_id: byDeviceId } })}\n`);
+      } else if (exec === undefined) {
+        const where = byDeviceId === deviceId ? "here" : `on device ${byDeviceId}`;
+        ctx.io.stdout(`  ✓ acknowledged ${where}: ${id}\n`);
+      }
+    },
+    stop: () => stopKeys?.(),
+  };
+}

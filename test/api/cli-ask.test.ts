@@ -1,0 +1,113 @@
+/**
+ * `herald ask` gates a script on a person (issue 14): the question reaches `herald listen` on
+ * another machine, whose number keys answer it; ask prints the chosen id (or the typed reply)
+ * and exits 0, 5 when denied, 124 when nobody answered in time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliFor, devicesListening } from "../helpers/cli.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ streamKeepaliveMs: 500 });
+});
+afterAll(async () => server.close());
+const { cli, loggedIn } = cliFor(() => server);
+
+/** `herald listen` on a terminal of its own, with its output as it comes and a key to press. */
+async function listener(topic: string) {
+  const stop = new AbortController();
+  let press: ((key: string) => void) | undefined;
+  let out = "";
+  const running = cli(["listen", "--topic", topic], {
+    home: await loggedIn(),
+    signal: stop.signal,
+    onKey: (handler) => {
+      press = handler;
+      return () => {};
+    },
+    onStdout: (s) => {
+      out += s;
+    },
+  });
+  await devicesListening(server, topic);
+  return {
+    output: () => out,
+    type: (keys: string[]) => {
+      for (const k of keys) press?.(k);
+    },
+    async stop() {
+      stop.abort();
+      return running;
+    },
+  };
+}
+
+const asking = async (topic: string, extra: string[]) =>
+  cli(["ask", "Deploy api v42 to production?", "--topic", topic, ...extra], {
+    home: await loggedIn(),
+  });
+
+describe("herald ask", () => {
+  it("prints the chosen action's id and exits 0 when the person presses its number", async () => {
+    const l = await listener("gate");
+    const asked = asking("gate", ["--action", "yes:Deploy", "--action", "no:Cancel"]);
+    await waitFor(() => l.output().includes("answer: 1 Deploy  ·  2 Cancel"));
+    l.type(["1"]);
+    const r = await asked;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("yes\n");
+    expect(r.stderr).toMatch(/asked \([0-9a-f-]{36}\); waiting up to 10m for an answer/);
+    await waitFor(() => l.output().includes("✓ answered: Deploy"));
+    const shown = await l.stop();
+    expect(shown.stdout).toContain("Deploy api v42 to production?");
+    expect(shown.stdout).toContain("✓ answered: Deploy");
+  });
+
+  it("exits 5 when the chosen action is one given with --deny", async () => {
+    const l = await listener("deny");
+    const asked = asking("deny", [
+      "--action",
+      "yes:Deploy",
+      "--action",
+      "no:Cancel",
+      "--deny",
+      "no",
+    ]);
+    await waitFor(() => l.output().includes("answer:"));
+    l.type(["2"]);
+    const r = await asked;
+    expect(r.code).toBe(5);
+    expect(r.stdout).toBe("no\n");
+    await l.stop();
+  });
+
+  it("prints a typed reply; Escape gives up typing, Backspace corrects it", async () => {
+    const l = await listener("reply");
+    const asked = asking("reply", ["--action", "yes:Deploy", "--reply", "why:Ask why", "--json"]);
+    await waitFor(() => l.output().includes("2 Ask why…"));
+    l.type(["2", "n", "o", "\x1b"]); // typed, then given up
+    l.type(["2", ..."is CI greem", "\x7f", "n", "?", "\r"]);
+    const r = await asked;
+    expect(r.code, r.stderr).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json).toMatchObject({ outcome: "answered", action_id: "why", text: "is CI green?" });
+    expect(json.device_id).toMatch(/^[0-9a-f-]{36}$/);
+    await l.stop();
+  });
+
+  it("exits 124 when nobody answers in time, and 2 without an action", async () => {
+    const r = await asking("nobody", ["--action", "yes:Deploy", "--timeout", "2s"]);
+    expect(r.code).toBe(124);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("no answer (timed out)");
+
+    const usage = await asking("nobody", []);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("give at least one --action ID:LABEL");
+    const bad = await asking("nobody", ["--action", "Deploy"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--action takes ID:LABEL");
+  });
+});
