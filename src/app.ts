@@ -41,6 +41,7 @@ import { registerErrorDocs } from "./server/plugins/error-docs.ts";
 import { registerErrorHandling } from "./server/plugins/errors.ts";
 import { registerHealth } from "./server/plugins/health.ts";
 import { registerLifecycle } from "./server/plugins/lifecycle.ts";
+import { registerMcp } from "./server/plugins/mcp.ts";
 import { registerMetrics } from "./server/plugins/metrics.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
 import { Readiness } from "./server/readiness.ts";
@@ -201,6 +202,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealth(app, readiness);
   registerMetrics(app, metrics, { host: config.host, port: config.metricsPort });
   registerErrorDocs(app);
+  registerMcp(app, repos.credentials);
   registerLifecycle(app, {
     hub,
     worker,

@@ -15,6 +15,7 @@ import { devices } from "./commands/devices.ts";
 import { history } from "./commands/history.ts";
 import { keys } from "./commands/keys.ts";
 import { ack, listen } from "./commands/listen.ts";
+import { mcp } from "./commands/mcp.ts";
 import { notify } from "./commands/notify.ts";
 import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
@@ -30,6 +31,7 @@ const commands: Command[] = [
   listen,
   ack,
   ask,
+  mcp,
   ...projects,
   ...keys,
   ...webhooks,

@@ -1,0 +1,79 @@
+/**
+ * `/mcp`: Herald's MCP tools over Streamable HTTP (stateless: each POST is one exchange, answered
+ * as an SSE stream so a long `ask` can report progress). The caller's `Authorization: Bearer`
+ * API key or CLI token is verified here (401 without a valid one), then the tools act through the
+ * public API on this same server with that credential: the same scopes, limits and rules as any
+ * client, and nothing reaches another account's data.
+ */
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
+import { parseCredential } from "../../domain/credentials.ts";
+import { createHeraldMcpServer } from "../../mcp/tools.ts";
+import { Herald } from "../../sdk/index.ts";
+import { problemOf } from "../problem.ts";
+
+const bearer = /^Bearer +(\S+) *$/i;
+
+/** This server, as seen from itself (the tools call the API here). */
+function selfUrl(req: FastifyRequest): string {
+  const a = req.server.server.address() as AddressInfo;
+  const host =
+    a.address === "0.0.0.0" || a.address === "::"
+      ? "127.0.0.1"
+      : a.family === "IPv6"
+        ? `[${a.address}]`
+        : a.address;
+  return `http://${host}:${a.port}`;
+}
+
+function refuse(req: FastifyRequest, reply: FastifyReply, detail: string) {
+  const p = problemOf("unauthenticated", detail, req.id);
+  return reply.code(p.status).headers(p.headers).type("application/problem+json").send(p.body);
+}
+
+export function registerMcp(app: FastifyInstance, credentials: CredentialVerifier): void {
+  app.post("/mcp", async (req, reply) => {
+    const secret = bearer.exec(req.headers.authorization ?? "")?.[1];
+    const kind = secret === undefined ? undefined : parseCredential(secret);
+    if (secret === undefined) {
+      return refuse(
+        req,
+        reply,
+        "missing credential: send Authorization: Bearer <API key or CLI token>",
+      );
+    }
+    if (kind !== "apiKey" && kind !== "cliToken") {
+      return refuse(
+        req,
+        reply,
+        "the MCP endpoint takes a project API key (hk_…) or a CLI token (hc_…)",
+      );
+    }
+    if ((await credentials.verify(kind, secret)) === undefined) {
+      return refuse(req, reply, "unknown, revoked or expired credential");
+    }
+    const project = req.headers["herald-project"];
+    const herald = new Herald({
+      ...(kind === "apiKey" ? { apiKey: secret } : { token: secret }),
+      baseUrl: selfUrl(req),
+      ...(typeof project === "string" && { project }),
+      maxRetries: 0,
+    });
+    const server = createHeraldMcpServer(herald);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    reply.hijack();
+    reply.raw.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req.raw, reply.raw, req.body);
+  });
+  // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
+  const notHere = async (_req: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header("allow", "POST").send({ error: "POST JSON-RPC messages to /mcp" });
+  app.get("/mcp", notHere);
+  app.delete("/mcp", notHere);
+}
