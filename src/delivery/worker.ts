@@ -266,6 +266,7 @@ export class DeliveryWorker {
       priority: d.priority,
       clickUrl: d.click_url,
       awaitsAck: d.awaits_ack,
+      actions: typeof d.actions === "string" ? JSON.parse(d.actions) : (d.actions ?? undefined),
       expiresAt: until,
       hasTtl: d.expires_at !== null,
     };

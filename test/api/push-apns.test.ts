@@ -68,6 +68,23 @@ describe("APNs", () => {
     });
   });
 
+  it("sends a question in the HERALD_QUESTION category with its actions", async () => {
+    const p = await phone();
+    const actions = [
+      { id: "yes", label: "Deploy", reply: false },
+      { id: "why", label: "Ask why", reply: true },
+    ];
+    const res = await notify(
+      server,
+      { title: "Deploy v42?", actions },
+      { authorization: `Bearer ${p.token}` },
+    );
+    await settled(server, p.token, res.json.id);
+    const push = apns.received.find((r) => r.token === p.pushToken);
+    expect(push?.payload.aps).toMatchObject({ category: "HERALD_QUESTION", "mutable-content": 1 });
+    expect(push?.payload).toMatchObject({ id: res.json.id, actions });
+  });
+
   it("fits a maximal notification in multi-byte characters into 4096 bytes", async () => {
     const p = await phone();
     const res = await notify(

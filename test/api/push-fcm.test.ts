@@ -61,6 +61,25 @@ describe("FCM", () => {
     expect(fcm.tokensIssued()).toBeGreaterThanOrEqual(1);
   });
 
+  it("sends a question as data only, with its actions, for the app to show with buttons", async () => {
+    const a = await android();
+    const actions = [{ id: "yes", label: "Deploy", reply: false }];
+    const res = await notify(
+      server,
+      { title: "Deploy v42?", message: "api", actions },
+      { authorization: `Bearer ${a.token}` },
+    );
+    await settled(server, a.token, res.json.id);
+    const got = fcm.received.find((r) => r.token === a.pushToken);
+    expect(got?.message.notification).toBeUndefined();
+    expect(got?.message.data).toMatchObject({
+      id: res.json.id,
+      title: "Deploy v42?",
+      message: "api",
+    });
+    expect(JSON.parse(String(got?.message.data?.actions))).toEqual(actions);
+  });
+
   it("fits a maximal notification into 4096 bytes", async () => {
     const a = await android();
     const res = await notify(

@@ -112,6 +112,23 @@ describe("Web Push", () => {
     expect(push?.payload).toMatchObject({ id: res.json.id, require_ack: true });
   });
 
+  it("carries a question's actions, for the service worker's buttons", async () => {
+    const acct = await account(server, "wp-question@example.com");
+    const { sub } = await browser(server, acct);
+    const actions = [
+      { id: "yes", label: "Deploy", reply: false },
+      { id: "no", label: "Cancel", reply: false },
+    ];
+    const res = await notify(
+      server,
+      { title: "Deploy v42?", actions },
+      { authorization: `Bearer ${acct.token}` },
+    );
+    await settled(server, acct.token, res.json.id);
+    const push = fake.received.find((r) => r.subscription === sub.id);
+    expect(push?.payload).toMatchObject({ id: res.json.id, actions });
+  });
+
   it("maps low priority to Urgency: low and sends the 24-hour lifetime without ttl", async () => {
     const acct = await account(server, "wp-low@example.com");
     const { sub } = await browser(server, acct);

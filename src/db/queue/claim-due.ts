@@ -3,6 +3,7 @@
  * several workers share the queue without waiting on each other. A claim's lease is what lets
  * another worker pick up what a dead one left. Raw SQL: one set-based statement per round.
  */
+import type { StoredAction } from "../../domain/actions.ts";
 import type { Db } from "../orm.ts";
 
 /** A leased push delivery with what its sender needs: the notification and the sealed token. */
@@ -18,6 +19,8 @@ export interface DueDelivery {
   click_url: string | null;
   /** It asks for acknowledgement and has none yet (a web push shows an Acknowledge button). */
   awaits_ack: boolean;
+  /** Its buttons while nobody answered (null when none, or answered). */
+  actions: StoredAction[] | null;
   created_at: Date;
   expires_at: Date | null;
   /** The device's sealed push token (see PushTokenKeyRing), or null when it has none. */
@@ -45,6 +48,7 @@ export async function claimDue(
      )
      select c.*, n.topic, n.title, n.message, n.priority, n.click_url, n.created_at, n.expires_at,
             (n.require_ack and n.acknowledged_at is null) as awaits_ack,
+            case when n.acknowledged_at is null then n.actions end as actions,
             dv.token_key_id, dv.token_box
        from claimed c join notification n on n.id = c.notification_id
        join device dv on dv.id = c.device_id`,

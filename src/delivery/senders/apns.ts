@@ -9,6 +9,9 @@ import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { apnsPriority } from "../../domain/priority.ts";
 import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
 
+/** The category of a notification with actions (a question). */
+export const questionCategory = "HERALD_QUESTION";
+
 /** APNs refuses payloads over 4096 bytes. */
 export const apnsPayloadLimit = 4096;
 
@@ -44,12 +47,19 @@ function build(msg: PushMessage, token: string, bundleId: string, preview: Previ
     expiration: Math.floor(msg.expiresAt.getTime() / 1000),
     collapseId: msg.notificationId,
     topic: bundleId,
-    aps: { "interruption-level": interruptionLevel, "mutable-content": 1 },
+    aps: {
+      "interruption-level": interruptionLevel,
+      "mutable-content": 1,
+      // The app's notification service extension registers this category's buttons from
+      // `actions` before the notification shows (docs/delivery.md).
+      ...(msg.actions?.length ? { category: questionCategory } : {}),
+    },
     data: {
       id: preview.id,
       topic: preview.topic,
       truncated: preview.truncated,
       ...(msg.clickUrl ? { click_url: msg.clickUrl } : {}),
+      ...(msg.actions?.length ? { actions: msg.actions } : {}),
     },
   });
 }

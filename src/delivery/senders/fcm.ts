@@ -40,14 +40,22 @@ const retryCodes = new Set([
 ]);
 
 function build(msg: PushMessage, token: string, preview: Preview): Message {
+  // Android shows no buttons for FCM's notification part, and shows it without the app when in
+  // the background: a question goes as data only, and the app builds it with its actions.
+  const question = Boolean(msg.actions?.length);
   return {
     token,
-    notification: { title: preview.title, body: preview.message },
+    ...(question ? {} : { notification: { title: preview.title, body: preview.message } }),
     data: {
       id: preview.id,
       topic: preview.topic,
       truncated: String(preview.truncated),
       ...(msg.clickUrl ? { click_url: msg.clickUrl } : {}),
+      ...(question && {
+        title: preview.title,
+        message: preview.message,
+        actions: JSON.stringify(msg.actions),
+      }),
     },
     android: {
       priority: fcmPriority(msg.priority),

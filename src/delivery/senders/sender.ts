@@ -3,6 +3,7 @@
  * four outcomes; provider SDK errors never leave the sender.
  */
 import { Agent, type AgentOptions } from "node:https";
+import type { StoredAction } from "../../domain/actions.ts";
 
 /**
  * HTTPS connections kept per provider origin (FCM, and each Web Push service). A fan-out to
@@ -26,6 +27,8 @@ export interface PushMessage {
   clickUrl: string | null;
   /** It asks the person to acknowledge it (and nobody has yet). */
   awaitsAck?: boolean;
+  /** Its buttons, while nobody answered: shown as the platform allows (docs/delivery.md). */
+  actions?: StoredAction[] | undefined;
   /** The provider must drop the push after this instant (remaining lifetime at send time). */
   expiresAt: Date;
   /** True when the notification has a ttl; without one, providers keep it up to 24 h. */

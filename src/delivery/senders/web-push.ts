@@ -47,8 +47,9 @@ export function webPushPayload(msg: PushMessage): string {
       truncated: p.truncated,
       priority: msg.priority,
       click_url: msg.clickUrl,
-      // The service worker shows an Acknowledge button.
+      // The service worker shows an Acknowledge button, or the actions as buttons.
       ...(msg.awaitsAck ? { require_ack: true } : {}),
+      ...(msg.actions?.length ? { actions: msg.actions } : {}),
     });
   const preview = fitPreview(
     { id: msg.notificationId, topic: msg.topic, title: msg.title, message: msg.message },
