@@ -80,4 +80,53 @@ describe("without Web Push", () => {
     expect(n.acknowledged_by_device_id).toBe(n.device_deliveries[0]?.device_id);
     expect(await button.count()).toBe(0);
   });
+
+  it("answers a question from the feed with its buttons, or a typed reply, as this browser's device", async () => {
+    const ask = async (title: string) => {
+      const res = await fetch(`${server.url}/v1/notify`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.apiKey}` },
+        body: JSON.stringify({
+          title,
+          message: "api v42, 3 services",
+          actions: [
+            { id: "yes", label: "Deploy" },
+            { id: "no", label: "Cancel" },
+            { id: "why", label: "Ask why", reply: true },
+          ],
+        }),
+      });
+      return ((await res.json()) as { id: string }).id;
+    };
+    const answerOf = async (id: string) =>
+      (
+        (await (
+          await fetch(`${server.url}/v1/notifications/${id}`, {
+            headers: { authorization: `Bearer ${server.apiKey}` },
+          })
+        ).json()) as { response: { action_id: string; text: string; device_id: string } | null }
+      ).response;
+
+    const first = await ask("Deploy api v42 to production?");
+    const group = page.getByRole("group", { name: "Answer Deploy api v42 to production?" });
+    await group.getByRole("button", { name: "Deploy" }).waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: join(shots, "notifications-question.png") });
+    await group.getByRole("button", { name: "Deploy" }).click();
+    await page.getByText("answered", { exact: true }).first().waitFor({ timeout: 10_000 });
+    expect(await answerOf(first)).toMatchObject({ action_id: "yes" });
+
+    const second = await ask("Roll back db-2?");
+    const reply = page.getByLabel("Ask why: your reply");
+    await reply.waitFor({ timeout: 10_000 });
+    await reply.fill("is the backup done?");
+    await page.waitForTimeout(2500); // a poll of the feed passes while typing
+    expect(await reply.inputValue()).toBe("is the backup done?");
+    await page
+      .getByRole("group", { name: "Answer Roll back db-2?" })
+      .getByRole("button", { name: "Ask why" })
+      .click();
+    await page.getByText("is the backup done?", { exact: true }).waitFor({ timeout: 10_000 });
+    expect(await answerOf(second)).toMatchObject({ action_id: "why", text: "is the backup done?" });
+    await page.screenshot({ path: join(shots, "notifications-answered.png") });
+  });
 });

@@ -255,6 +255,64 @@ describe("the console", () => {
     expect(await shown(second)).toEqual([]);
   }, 60_000);
 
+  it("shows a pushed question's actions as buttons; pressing one answers it", async () => {
+    const worker = () => context.serviceWorkers().find((w) => w.url().endsWith("/sw.js"));
+    const deliver = await pushChannel();
+    const res = await fetch(`${server.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}` },
+      body: JSON.stringify({
+        title: "Deploy v43?",
+        actions: [
+          { id: "yes", label: "Deploy" },
+          { id: "no", label: "Cancel" },
+        ],
+      }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    await waitFor(() => fake.received.some((r) => r.payload.id === id), 10_000);
+    await deliver(fake.received.find((r) => r.payload.id === id)?.payload);
+    type Shown = { actions: { title: string; action: string }[] };
+    type Scope = {
+      registration: { getNotifications(o: { tag: string }): Promise<Shown[]> };
+      dispatchEvent(e: unknown): boolean;
+      NotificationEvent: new (
+        type: string,
+        init: { notification: Shown; action: string },
+      ) => unknown;
+    };
+    const shown = () =>
+      worker()?.evaluate(async (tag) => {
+        const scope = globalThis as unknown as Scope;
+        const list = await scope.registration.getNotifications({ tag });
+        return list.map((n) => n.actions.map((a) => `${a.action}=${a.title}`));
+      }, id);
+    await waitFor(async () => ((await shown()) ?? []).length === 1, 20_000);
+    expect(await shown()).toEqual([["answer:yes=Deploy", "answer:no=Cancel"]]);
+    await worker()?.evaluate(async (tag) => {
+      const scope = globalThis as unknown as Scope;
+      const [n] = await scope.registration.getNotifications({ tag });
+      try {
+        scope.dispatchEvent(
+          new scope.NotificationEvent("notificationclick", {
+            notification: n as Shown,
+            action: "answer:no",
+          }),
+        );
+      } catch {
+        // a synthetic event's waitUntil may refuse; the call it started still runs
+      }
+    }, id);
+    const answer = async () => {
+      const r = await fetch(`${server.url}/v1/notifications/${id}`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      return ((await r.json()) as { response: { action_id: string } | null }).response;
+    };
+    await waitFor(async () => (await answer()) !== null, 10_000);
+    expect(await answer()).toMatchObject({ action_id: "no" });
+  }, 60_000);
+
   it("registers a webhook endpoint (secret shown once), lists it, and deletes it", async () => {
     await page.getByRole("link", { name: "Webhooks" }).click();
     await page.getByText("No endpoints yet.").waitFor();

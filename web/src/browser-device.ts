@@ -96,7 +96,8 @@ export async function streamInPage(): Promise<void> {
         { since: device.cursor ?? "" },
         asDevice(device.credential),
       )) {
-        if (msg.event.case === "cleared") toast("Acknowledged: it no longer needs anyone");
+        if (msg.event.case === "cleared")
+          toast("Answered or acknowledged: it no longer needs anyone");
         if (msg.event.case !== "notification") continue;
         const n = msg.event.value;
         toast(`${n.title}${n.message ? ` — ${n.message}` : ""}`);

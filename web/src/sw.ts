@@ -3,7 +3,8 @@
  * The service worker: shows a push as an OS notification (with the tab closed), acknowledges
  * it so the publisher sees `delivered`, tells open consoles, and on a click marks it opened and
  * opens its `click_url` (or the console); its Acknowledge button (a notification that asks for
- * acknowledgement) acknowledges it.
+ * acknowledgement) acknowledges it. A question's actions are its buttons: one answers it; a reply
+ * action (text to type) opens the console's page of the notification to type it there.
  */
 import { loadDevice } from "./idb.ts";
 
@@ -18,6 +19,15 @@ interface Pushed {
   click_url?: string | null;
   /** Awaits the person's acknowledgement: an Acknowledge button. */
   require_ack?: boolean;
+  /** A question: its actions as buttons (the browser shows as many as it can, often 2). */
+  actions?: { id: string; label: string; reply?: boolean }[];
+}
+
+/** The buttons of a push: the question's actions, or Acknowledge. */
+function buttonsOf(n: Pushed): { action: string; title: string }[] {
+  if (n.actions?.length)
+    return n.actions.map((a) => ({ action: `answer:${a.id}`, title: a.label }));
+  return n.require_ack ? [{ action: "ack", title: "Acknowledge" }] : [];
 }
 
 /** A device call over the Connect protocol (JSON), with this browser's device credential. */
@@ -52,9 +62,11 @@ self.addEventListener("push", (event) => {
         tag: n.id,
         icon: "/icon-192.png",
         badge: "/icon-192.png",
-        requireInteraction: n.priority === "high" || n.require_ack === true,
-        data: { id: n.id, url: n.click_url ?? null },
-        ...(n.require_ack ? { actions: [{ action: "ack", title: "Acknowledge" }] } : {}),
+        requireInteraction:
+          n.priority === "high" || n.require_ack === true || Boolean(n.actions?.length),
+        data: { id: n.id, url: n.click_url ?? null, replies: replyIds(n) },
+        // Not in TypeScript's DOM types yet, but in every browser with Web Push.
+        ...{ actions: buttonsOf(n) },
       });
       await asDevice("AckNotification", { id: n.id });
       for (const client of await self.clients.matchAll({ type: "window" })) {
@@ -64,9 +76,25 @@ self.addEventListener("push", (event) => {
   );
 });
 
+const replyIds = (n: Pushed) => (n.actions ?? []).filter((a) => a.reply).map((a) => a.id);
+
 self.addEventListener("notificationclick", (event) => {
-  const { id, url } = (event.notification.data ?? {}) as { id?: string; url?: string | null };
+  const { id, url, replies } = (event.notification.data ?? {}) as {
+    id?: string;
+    url?: string | null;
+    replies?: string[];
+  };
   event.notification.close();
+  // A question's button: the answer (the first on any device wins; the others clear).
+  if (event.action.startsWith("answer:") && id) {
+    const actionId = event.action.slice("answer:".length);
+    event.waitUntil(
+      replies?.includes(actionId)
+        ? self.clients.openWindow(`/notifications#answer=${id}`).then(() => {})
+        : asDevice("RespondToNotification", { id, actionId }),
+    );
+    return;
+  }
   // The Acknowledge button: the person acknowledged it; repeats stop, other devices clear.
   if (event.action === "ack") {
     if (id) event.waitUntil(asDevice("AckNotification", { id, acknowledge: true }));

@@ -8,6 +8,7 @@ import { api, asDevice, date, errorText, inProject } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, when } from "../dom.ts";
 import { loadDevice } from "../idb.ts";
+import { questionPanel } from "./question.ts";
 
 const pollMs = 2000;
 
@@ -154,6 +155,7 @@ function item(n: Notification, fresh: boolean, refresh: () => Promise<void>): HT
           n.message.length > 160 ? `${n.message.slice(0, 160)}…` : n.message,
         )
       : null,
+    questionPanel(n, refresh),
     more,
   );
 }
@@ -204,6 +206,10 @@ route("/notifications", {
     const seen = new Set<string>();
     let first = true;
     const refresh = async () => {
+      // Someone typing a reply keeps the feed as it is until they are done.
+      if (list.contains(document.activeElement) && document.activeElement?.tagName === "INPUT") {
+        return;
+      }
       const { notifications } = await api.notify.listNotifications(
         { pageSize: 50, topic: topic.input.value.trim() },
         inProject(state.projectId),
