@@ -1,8 +1,9 @@
 /**
  * Builds `@herald/client` (the Node SDK and the `herald` CLI) from this repository into a folder
  * that `npm pack`/`npm publish` can take: plain ESM JavaScript with type declarations, and a
- * manifest whose dependencies are only the four client libraries, so that installing the SDK or
- * the CLI never pulls in the server (Fastify, MikroORM, provider SDKs).
+ * manifest whose dependencies are only the client libraries (Connect, protobuf, and the MCP SDK
+ * with zod for `herald mcp`), so that installing the SDK or the CLI never pulls in the server
+ * (Fastify, MikroORM, provider SDKs).
  *
  *   node scripts/build-clients.ts [OUT_DIR]      (default: dist/client)
  */
@@ -18,6 +19,9 @@ const clientDependencies = [
   "@bufbuild/protovalidate",
   "@connectrpc/connect",
   "@connectrpc/connect-node",
+  // `herald mcp`: the MCP server for local agents, and the schemas of its tools.
+  "@modelcontextprotocol/sdk",
+  "zod",
 ];
 
 rmSync(out, { recursive: true, force: true });

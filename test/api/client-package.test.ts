@@ -52,6 +52,8 @@ describe("@herald/client", () => {
       "@bufbuild/protovalidate",
       "@connectrpc/connect",
       "@connectrpc/connect-node",
+      "@modelcontextprotocol/sdk",
+      "zod",
     ]);
     const js = files(out).filter((f) => f.endsWith(".js"));
     expect(js.length).toBeGreaterThan(10);
