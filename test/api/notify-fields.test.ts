@@ -264,6 +264,8 @@ describe("the 202 answer", () => {
       "repeats",
       "escalated_at",
       "escalation_id",
+      "actions",
+      "response",
     ]);
     expect(res.json).toMatchObject({
       project_id: server.projectId,

@@ -223,7 +223,13 @@ describe("the console", () => {
 
     // The worker shows it with an Acknowledge button; pressing it acknowledges as this browser.
     const first = await page1("db-1 down");
-    await waitFor(async () => ((await shown(first)) ?? []).length === 1, 20_000);
+    await waitFor(async () => ((await shown(first)) ?? []).length === 1, 8_000);
+    if (((await shown(first)) ?? []).length === 0) {
+      // Once in a full run, a push handed over CDP while the worker restarted was never shown:
+      // the test's delivery (not Herald's) is retried, as a push service would.
+      await deliver(fake.received.find((r) => r.payload.id === first)?.payload);
+      await waitFor(async () => ((await shown(first)) ?? []).length === 1, 20_000);
+    }
     expect(await shown(first)).toEqual([["Acknowledge"]]);
     await worker()?.evaluate(async (tag) => {
       const scope = globalThis as unknown as Scope;
