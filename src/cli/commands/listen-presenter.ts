@@ -66,6 +66,13 @@ function desktopNotify(n: Notification, env: Record<string, string | undefined>)
   child.on("error", () => {}); // not installed: the terminal line is enough
 }
 
+interface PresenterState {
+  /** The last notification that waits for the person (acknowledgement or an answer). */
+  waiting: Notification | undefined;
+  /** Questions answered with this terminal's keys, whose clear needs no second line. */
+  answeredHere: Set<string>;
+}
+
 /** What the presenter does for the person: acknowledge, or answer, as this device. */
 export interface PersonActs {
   acknowledge: (id: string) => Promise<unknown>;
@@ -82,13 +89,14 @@ export function actionsLine(n: Notification): string {
  * Keys on a terminal: a question waiting takes its action numbers (a reply action then takes a
  * line of text), one awaiting acknowledgement takes `a`.
  */
-function keyHandler(ctx: Context, acts: PersonActs, state: { waiting: Notification | undefined }) {
+function keyHandler(ctx: Context, acts: PersonActs, state: PresenterState) {
   let typing: { n: Notification; actionId: string; text: string } | undefined;
   const failed = (what: string) => (err: unknown) => {
     ctx.io.stderr(`${what} failed: ${HeraldError.from(err).message}\n`);
   };
   const answer = (n: Notification, actionId: string, text: string) => {
     state.waiting = undefined;
+    state.answeredHere.add(n.id);
     const label = n.actions.find((a) => a.id === actionId)?.label ?? actionId;
     acts
       .respond(n.id, actionId, text)
@@ -141,7 +149,7 @@ export function presenter(
   acts: PersonActs,
 ) {
   const exec = typeof values.exec === "string" ? values.exec : undefined;
-  const state: { waiting: Notification | undefined } = { waiting: undefined };
+  const state: PresenterState = { waiting: undefined, answeredHere: new Set() };
   const stopKeys =
     exec === undefined && !ctx.flags.json
       ? ctx.io.onKey?.(keyHandler(ctx, acts, state))
@@ -167,7 +175,8 @@ export function presenter(
       if (id === state.waiting?.id) state.waiting = undefined;
       if (ctx.flags.json) {
         ctx.io.stdout(`${JSON.stringify({ cleared: { id, by_device_id: byDeviceId } })}\n`);
-      } else if (exec === undefined) {
+      } else if (exec === undefined && !state.answeredHere.delete(id)) {
+        // (An answer given here was said already, with what was chosen.)
         const where = byDeviceId === deviceId ? "here" : `on device ${byDeviceId}`;
         ctx.io.stdout(`  ✓ acknowledged ${where}: ${id}\n`);
       }
