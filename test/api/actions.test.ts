@@ -45,6 +45,18 @@ async function waitForResponse(id: string, timeoutSeconds: number) {
   return { status: res.status, json: await body(res) };
 }
 
+/** Waits until the fan-out gave the notification to `devices` devices. */
+async function fannedOut(id: string, devices: number) {
+  await waitFor(async () => {
+    const rows = await sql(
+      server.databaseUrl,
+      "select 1 from delivery where notification_id = $1",
+      [id],
+    );
+    return rows.length === devices;
+  });
+}
+
 async function askedOn(topic: string, extra: JsonBody = {}) {
   const n = await notify(server, {
     title: "Deploy api v42?",
@@ -148,14 +160,7 @@ describe("answering", () => {
     const a = await signInStreamDevice(server.url, "a", ["race"]);
     const b = await signInStreamDevice(server.url, "b", ["race"]);
     const id = await askedOn("race");
-    await waitFor(async () => {
-      const rows = await sql(
-        server.databaseUrl,
-        "select 1 from delivery where notification_id = $1",
-        [id],
-      );
-      return rows.length === 2;
-    });
+    await fannedOut(id, 2);
     const [ra, rb] = await Promise.all([
       respond(a.credential, id, { action_id: "yes" }),
       respond(b.credential, id, { action_id: "no" }),
@@ -173,14 +178,7 @@ describe("answering", () => {
   it("refuses a device of another account (404), an unknown action and a reply without text (400)", async () => {
     const mine = await signInStreamDevice(server.url, "mine", ["strict"]);
     const id = await askedOn("strict");
-    await waitFor(async () => {
-      const rows = await sql(
-        server.databaseUrl,
-        "select 1 from delivery where notification_id = $1",
-        [id],
-      );
-      return rows.length === 1;
-    });
+    await fannedOut(id, 1);
     await fetch(`${server.url}/v1/accounts`, {
       method: "POST",
       body: JSON.stringify({ email: "stranger@example.com", password: "a long enough password" }),
@@ -230,14 +228,7 @@ describe("waiting for the answer", () => {
     const id = await askedOn("wait");
     const waited = await waitForResponse(id, 1);
     expect(waited.json.outcome).toBe("waiting");
-    await waitFor(async () => {
-      const rows = await sql(
-        server.databaseUrl,
-        "select 1 from delivery where notification_id = $1",
-        [id],
-      );
-      return rows.length === 1;
-    });
+    await fannedOut(id, 1);
     const ack = await fetch(`${server.url}/v1/inbox/${id}/ack`, {
       method: "POST",
       headers: { authorization: `Bearer ${dev.credential}`, "content-type": "application/json" },

@@ -8,6 +8,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -15,12 +16,23 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { body, type JsonBody } from "../helpers/http.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { defaultTestSenders, startServer, type TestServer } from "../helpers/server.ts";
 import { listen, signInStreamDevice } from "../helpers/streams.ts";
 
 let server: TestServer;
+/** Everything the server logs, at debug level. */
+let logs = "";
 beforeAll(async () => {
-  server = await startServer({ streamKeepaliveMs: 300 });
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      logs += String(chunk);
+      done();
+    },
+  });
+  server = await startServer({ streamKeepaliveMs: 300 }, defaultTestSenders(), (u) => u, {
+    level: "debug",
+    stream,
+  });
 });
 afterAll(async () => server.close());
 
@@ -161,6 +173,10 @@ describe.each([
         expect(JSON.stringify(r)).not.toContain(server.apiKey);
       }
       expect(stderr()).not.toContain(server.apiKey);
+      // The server logged the calls the tools made, and not the credential they made them with.
+      expect(logs).toContain("herald.v1.NotifyService/WaitForResponse");
+      expect(logs).not.toContain(server.apiKey);
+      expect(logs).not.toContain(server.apiKey.slice(3, 20));
     } finally {
       await client.close();
     }

@@ -66,6 +66,45 @@ const publish = (key: string, title: string) =>
     body: JSON.stringify({ title, message: "from the console test", metadata: { build: 42 } }),
   });
 
+/** The page's active service worker, asked afresh (an update may have replaced it). */
+const serviceWorker = () => context.serviceWorkers().find((w) => w.url().endsWith("/sw.js"));
+
+// The worker's scope, as far as these helpers use it (the test's types have no webworker lib).
+type Shown = { actions: { title: string; action: string }[] };
+type Scope = {
+  registration: { getNotifications(o: { tag: string }): Promise<Shown[]> };
+  dispatchEvent(e: unknown): boolean;
+  NotificationEvent: new (type: string, init: { notification: Shown; action: string }) => unknown;
+};
+
+/** The buttons of each notification the worker shows for `tag`, as `action=title`. */
+const shownButtons = (tag: string) =>
+  serviceWorker()?.evaluate(async (t) => {
+    const scope = globalThis as unknown as Scope;
+    const list = await scope.registration.getNotifications({ tag: t });
+    return list.map((n) => n.actions.map((a) => `${a.action}=${a.title}`));
+  }, tag);
+
+/** Presses a button of the notification shown for `tag`, as the person would. */
+const pressButton = (tag: string, action: string) =>
+  serviceWorker()?.evaluate(
+    async ([t, a]) => {
+      const scope = globalThis as unknown as Scope;
+      const [n] = await scope.registration.getNotifications({ tag: t as string });
+      try {
+        scope.dispatchEvent(
+          new scope.NotificationEvent("notificationclick", {
+            notification: n as Shown,
+            action: a as string,
+          }),
+        );
+      } catch {
+        // a synthetic event's waitUntil may refuse; the call it started still runs
+      }
+    },
+    [tag, action],
+  );
+
 /**
  * Hands pushes to the page's service worker as the browser's push service would (Chromium's
  * DevTools protocol), once its registration is known.
@@ -187,9 +226,7 @@ describe("the console", () => {
   });
 
   it("acknowledges from the notification's Acknowledge action, and closes one cleared elsewhere", async () => {
-    // The active worker, asked afresh each time (an update may have replaced it meanwhile).
-    const worker = () => context.serviceWorkers().find((w) => w.url().endsWith("/sw.js"));
-    expect(worker()).toBeDefined();
+    expect(serviceWorker()).toBeDefined();
     const deliver = await pushChannel();
     const page1 = async (title: string) => {
       const res = await fetch(`${server.url}/v1/notify`, {
@@ -204,22 +241,7 @@ describe("the console", () => {
       await deliver(pushed?.payload);
       return id;
     };
-    // The worker's scope, as far as these lines use it (the test's types have no webworker lib).
-    type Shown = { actions: { title: string }[] };
-    type Scope = {
-      registration: { getNotifications(o: { tag: string }): Promise<Shown[]> };
-      dispatchEvent(e: unknown): boolean;
-      NotificationEvent: new (
-        type: string,
-        init: { notification: Shown; action: string },
-      ) => unknown;
-    };
-    const shown = (id: string) =>
-      worker()?.evaluate(async (tag) => {
-        const scope = globalThis as unknown as Scope;
-        const list = await scope.registration.getNotifications({ tag });
-        return list.map((n) => n.actions.map((a) => a.title));
-      }, id);
+    const shown = (id: string) => shownButtons(id);
 
     // The worker shows it with an Acknowledge button; pressing it acknowledges as this browser.
     const first = await page1("db-1 down");
@@ -230,21 +252,8 @@ describe("the console", () => {
       await deliver(fake.received.find((r) => r.payload.id === first)?.payload);
       await waitFor(async () => ((await shown(first)) ?? []).length === 1, 20_000);
     }
-    expect(await shown(first)).toEqual([["Acknowledge"]]);
-    await worker()?.evaluate(async (tag) => {
-      const scope = globalThis as unknown as Scope;
-      const [n] = await scope.registration.getNotifications({ tag });
-      try {
-        scope.dispatchEvent(
-          new scope.NotificationEvent("notificationclick", {
-            notification: n as Shown,
-            action: "ack",
-          }),
-        );
-      } catch {
-        // a synthetic event's waitUntil may refuse; the call it started still runs
-      }
-    }, first);
+    expect(await shown(first)).toEqual([["ack=Acknowledge"]]);
+    await pressButton(first, "ack");
     const acked = async () => {
       const r = await fetch(`${server.url}/v1/notifications/${first}`, {
         headers: { authorization: `Bearer ${secret}` },
@@ -262,7 +271,6 @@ describe("the console", () => {
   }, 60_000);
 
   it("shows a pushed question's actions as buttons; pressing one answers it", async () => {
-    const worker = () => context.serviceWorkers().find((w) => w.url().endsWith("/sw.js"));
     const deliver = await pushChannel();
     const res = await fetch(`${server.url}/v1/notify`, {
       method: "POST",
@@ -278,37 +286,10 @@ describe("the console", () => {
     const { id } = (await res.json()) as { id: string };
     await waitFor(() => fake.received.some((r) => r.payload.id === id), 10_000);
     await deliver(fake.received.find((r) => r.payload.id === id)?.payload);
-    type Shown = { actions: { title: string; action: string }[] };
-    type Scope = {
-      registration: { getNotifications(o: { tag: string }): Promise<Shown[]> };
-      dispatchEvent(e: unknown): boolean;
-      NotificationEvent: new (
-        type: string,
-        init: { notification: Shown; action: string },
-      ) => unknown;
-    };
-    const shown = () =>
-      worker()?.evaluate(async (tag) => {
-        const scope = globalThis as unknown as Scope;
-        const list = await scope.registration.getNotifications({ tag });
-        return list.map((n) => n.actions.map((a) => `${a.action}=${a.title}`));
-      }, id);
+    const shown = () => shownButtons(id);
     await waitFor(async () => ((await shown()) ?? []).length === 1, 20_000);
     expect(await shown()).toEqual([["answer:yes=Deploy", "answer:no=Cancel"]]);
-    await worker()?.evaluate(async (tag) => {
-      const scope = globalThis as unknown as Scope;
-      const [n] = await scope.registration.getNotifications({ tag });
-      try {
-        scope.dispatchEvent(
-          new scope.NotificationEvent("notificationclick", {
-            notification: n as Shown,
-            action: "answer:no",
-          }),
-        );
-      } catch {
-        // a synthetic event's waitUntil may refuse; the call it started still runs
-      }
-    }, id);
+    await pressButton(id, "answer:no");
     const answer = async () => {
       const r = await fetch(`${server.url}/v1/notifications/${id}`, {
         headers: { authorization: `Bearer ${secret}` },

@@ -91,6 +91,8 @@ export async function startServer(
   senders: Sender[] = defaultTestSenders(),
   /** Rewrites the URL the server connects with (e.g. through a proxy); tests keep the real one. */
   connectVia: (databaseUrl: string) => string = (url) => url,
+  /** The server's logger (default: silent, or errors with HERALD_TEST_LOG). */
+  logger: NonNullable<Parameters<typeof buildApp>[0]["logger"]> = testLogger,
 ): Promise<TestServer> {
   const databaseUrl = await freshDatabase();
   const config = testConfig(overrides, connectVia(databaseUrl));
@@ -105,7 +107,7 @@ export async function startServer(
     orm,
     tokenKeys: testTokenKeys,
     senders,
-    logger: testLogger,
+    logger,
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const port = (app.server.address() as { port: number }).port;
@@ -196,7 +198,7 @@ export async function startPeer(
     orm,
     tokenKeys: testTokenKeys,
     senders,
-    logger: testLogger,
+    logger,
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   return {

@@ -4,11 +4,10 @@
  * visible), and each one's status and per-device delivery states, with its metadata as JSON.
  */
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
-import { api, asDevice, date, errorText, inProject } from "../api.ts";
+import { api, date, errorText, inProject } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, when } from "../dom.ts";
-import { loadDevice } from "../idb.ts";
-import { questionPanel } from "./question.ts";
+import { asThisDevice, questionPanel } from "./question.ts";
 
 const pollMs = 2000;
 
@@ -74,31 +73,20 @@ function details(n: Notification): HTMLElement {
  * is no device: "Notify me in this browser" makes it one).
  */
 function acknowledgeButton(n: Notification, done: () => Promise<void>): HTMLElement | null {
-  if (!n.requireAck || n.acknowledgedAt) return null;
+  if (!n.requireAck || n.acknowledgedAt || n.actions.length > 0) return null; // answering acknowledges
   const button = h(
     "button",
     {
       type: "button",
       class: "primary",
       "aria-label": `Acknowledge ${n.title}`,
-      onclick: async () => {
-        const device = await loadDevice();
-        if (!device) {
-          button.replaceWith(
-            notice("Turn on “Notify me in this browser” to acknowledge from here.", "error"),
-          );
-          return;
-        }
-        try {
-          await api.inbox.ackNotification(
-            { id: n.id, acknowledge: true },
-            asDevice(device.credential),
-          );
-          await done();
-        } catch (err) {
-          button.replaceWith(notice(errorText(err), "error"));
-        }
-      },
+      onclick: () =>
+        asThisDevice(
+          "acknowledge",
+          (opts) => api.inbox.ackNotification({ id: n.id, acknowledge: true }, opts),
+          (el) => button.replaceWith(el),
+          done,
+        ),
     },
     "Acknowledge",
   );

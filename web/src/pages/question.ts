@@ -27,29 +27,41 @@ function outcome(n: Notification): HTMLElement | null {
   return null;
 }
 
+/**
+ * Calls the inbox as this browser's device (the console itself is no device: "Notify me in this
+ * browser" makes it one), then `done`; what went wrong is shown with `show`.
+ */
+export async function asThisDevice(
+  what: string,
+  call: (opts: ReturnType<typeof asDevice>) => Promise<unknown>,
+  show: (el: HTMLElement) => void,
+  done: () => Promise<void>,
+): Promise<void> {
+  const device = await loadDevice();
+  if (!device) {
+    show(notice(`Turn on “Notify me in this browser” to ${what} from here.`, "error"));
+    return;
+  }
+  try {
+    await call(asDevice(device.credential));
+    await done();
+  } catch (err) {
+    show(notice(errorText(err), "error"));
+  }
+}
+
 export function questionPanel(n: Notification, done: () => Promise<void>): HTMLElement | null {
   if (n.actions.length === 0) return null;
   const done_ = outcome(n);
   if (done_) return done_;
   const out = h("div");
-  const answer = async (actionId: string, text = "") => {
-    const device = await loadDevice();
-    if (!device) {
-      out.replaceChildren(
-        notice("Turn on “Notify me in this browser” to answer from here.", "error"),
-      );
-      return;
-    }
-    try {
-      await api.inbox.respondToNotification(
-        { id: n.id, actionId, text },
-        asDevice(device.credential),
-      );
-      await done();
-    } catch (err) {
-      out.replaceChildren(notice(errorText(err), "error"));
-    }
-  };
+  const answer = (actionId: string, text = "") =>
+    asThisDevice(
+      "answer",
+      (opts) => api.inbox.respondToNotification({ id: n.id, actionId, text }, opts),
+      (el) => out.replaceChildren(el),
+      done,
+    );
   const controls = n.actions.map((a) => {
     if (!a.reply) {
       return h(
