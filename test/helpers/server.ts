@@ -198,7 +198,7 @@ export async function startPeer(
     orm,
     tokenKeys: testTokenKeys,
     senders,
-    logger,
+    logger: testLogger,
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   return {
