@@ -122,7 +122,7 @@ export function createHeraldMcpServer(herald: Herald): McpServer {
     {
       title: "Ask the person and wait for the answer",
       description:
-        "Asks the person a question on their devices, with 1..3 buttons (`actions`), and waits until they choose one, dismiss it, or `timeout_seconds` pass (default 600). Returns `outcome` (answered, dismissed, expired, canceled, timeout) and, when answered, the chosen `action_id` and any typed `text`. Reports progress while it waits. Use it before an irreversible step (deploy, delete, spend).",
+        "Asks the person a question on their devices, with 1..3 buttons (`actions`), and waits until they choose one, dismiss it, or `timeout_seconds` pass (default 600). Returns `outcome` (answered, dismissed, expired, canceled, timeout) and, when answered, the chosen `action_id` and any typed `text`. Reports progress every 5 seconds while it waits. Use it before an irreversible step (deploy, delete, spend).",
       inputSchema: askShape,
       annotations: { openWorldHint: true },
     },
@@ -135,6 +135,9 @@ export function createHeraldMcpServer(herald: Herald): McpServer {
         >[0],
         {
           timeoutMs,
+          // Progress every 5 s keeps clients that reset their request timeout on progress
+          // waiting as long as the question does.
+          pollSeconds: 5,
           signal: extra.signal,
           onProgress: (n, waitedMs) => {
             if (token === undefined) return;

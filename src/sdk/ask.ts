@@ -29,8 +29,10 @@ export interface Answer {
 export interface AskOptions extends NotifyOptions {
   /** How long to wait for the answer. Default 10 minutes; at most 24 hours. */
   timeoutMs?: number;
-  /** Called while waiting (about once a minute, and once published) with the question's state. */
+  /** Called once published, then after each wait, with the question's state. */
   onProgress?: (notification: Notification, waitedMs: number) => void;
+  /** How long one wait lasts at most, 1..60 seconds (default 60): onProgress's rhythm. */
+  pollSeconds?: number;
 }
 
 /** The question: a publish with 1..3 actions (`reply: true` asks for text). */
@@ -60,7 +62,8 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
   for (;;) {
     const left = timeoutMs - (Date.now() - started);
     if (left <= 0) return { outcome: "timeout", notification: latest } satisfies Answer;
-    const seconds = Math.max(1, Math.min(maxPollSeconds, Math.ceil(left / 1000)));
+    const poll = Math.min(maxPollSeconds, options.pollSeconds ?? maxPollSeconds);
+    const seconds = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
     const res = await calls.waitForResponse(question.id, seconds, options.signal);
     latest = res.notification ?? latest;
     if (res.outcome !== "waiting") return answerOf(res.outcome as Answer["outcome"], latest);

@@ -77,12 +77,13 @@ function overStdio() {
 }
 
 /** A stream device, listening, that answers the first question it gets with `actionId`. */
-async function answeringDevice(topic: string, actionId: string) {
+async function answeringDevice(topic: string, actionId: string, afterMs = 0) {
   const dev = await signInStreamDevice(server.url, `answers ${topic}`, [topic]);
   const s = listen(server.url, dev.credential);
   await new Promise((r) => setTimeout(r, 200));
   const answered = (async () => {
     await s.until(() => s.ids.length > 0, 15_000);
+    await new Promise((r) => setTimeout(r, afterMs));
     const res = await fetch(`${server.url}/v1/inbox/${s.ids[0]}/respond`, {
       method: "POST",
       headers: { authorization: `Bearer ${dev.credential}`, "content-type": "application/json" },
@@ -205,6 +206,32 @@ describe.each([
       await client.close();
     }
   });
+});
+
+describe("a long ask", () => {
+  it("reports progress every 5 s, so a client whose timeout progress resets keeps waiting", async () => {
+    const client = await overHttp();
+    try {
+      const device = await answeringDevice("slow-answer", "no", 12_000);
+      const progress: number[] = [];
+      const asked = (await client.callTool(
+        { name: "ask", arguments: question("slow-answer") },
+        undefined,
+        {
+          onprogress: (p) => progress.push(p.progress),
+          timeout: 8_000,
+          resetTimeoutOnProgress: true,
+        },
+      )) as CallResult;
+      expect((await device.answered).status).toBe(200);
+      expect(asked.structuredContent).toMatchObject({ outcome: "answered", action_id: "no" });
+      expect(progress.length).toBeGreaterThanOrEqual(2);
+      expect(progress.length).toBeGreaterThanOrEqual(3);
+      expect(progress.at(-1)).toBeGreaterThanOrEqual(9);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 });
 
 describe("/mcp without a valid credential", () => {
