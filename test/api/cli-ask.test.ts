@@ -97,6 +97,19 @@ describe("herald ask", () => {
     await l.stop();
   });
 
+  it("exits 130 when stopped with Ctrl-C while it waits, saying the question stays open", async () => {
+    const stop = new AbortController();
+    const asked = cli(["ask", "Restart db-3?", "--action", "yes:Restart"], {
+      home: await loggedIn(),
+      signal: stop.signal,
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    stop.abort();
+    const r = await asked;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/stopped waiting; the question \([0-9a-f-]{36}\) stays open/);
+  });
+
   it("exits 124 when nobody answers in time, and 2 without an action", async () => {
     const r = await asking("nobody", ["--action", "yes:Deploy", "--timeout", "2s"]);
     expect(r.code).toBe(124);

@@ -103,17 +103,26 @@ export const ask: Command = {
     // notifyInput builds a plain init object (never a Message), so the actions go in as plain too.
     const input = { ...notifyInput(question, values), actions } as AskInput;
     const herald: Herald = heraldOf(ctx);
-    const answer = await herald.ask(input, {
-      timeoutMs: timeout * 1000,
-      ...(ctx.io.signal ? { signal: ctx.io.signal } : {}),
-      onProgress: (n, waited) => {
-        if (waited === 0 && !ctx.flags.json) {
-          ctx.io.stderr(
-            `asked (${n.id}); waiting up to ${values.timeout ?? "10m"} for an answer…\n`,
-          );
-        }
-      },
-    });
+    let asked = "";
+    const answer = await herald
+      .ask(input, {
+        timeoutMs: timeout * 1000,
+        ...(ctx.io.signal ? { signal: ctx.io.signal } : {}),
+        onProgress: (n, waited) => {
+          if (waited > 0) return;
+          asked = n.id;
+          if (!ctx.flags.json) {
+            ctx.io.stderr(
+              `asked (${n.id}); waiting up to ${values.timeout ?? "10m"} for an answer…\n`,
+            );
+          }
+        },
+      })
+      .catch((err: unknown) => {
+        if (!ctx.io.signal?.aborted) throw err;
+        const still = asked ? `; the question (${asked}) stays open until it expires` : "";
+        throw new CliError(`stopped waiting${still}`, exit.canceled);
+      });
     return report(ctx, answer, answer.actionId !== undefined && deny.includes(answer.actionId));
   },
 };
