@@ -1,8 +1,9 @@
 /**
- * Clearing an acknowledged notification on the other Web Push devices: a push of
- * `{"type":"clear","id":…}` (same Topic as the notification's, so one still queued at the push
- * service is replaced rather than shown), on which the service worker closes it. Best effort:
- * a clear that fails is logged, not retried. APNs and FCM devices are not cleared
+ * Clearing an acknowledged (or answered) notification on the other push devices: a background
+ * push saying `{"type":"clear","id":…}`. On Web Push it has the notification's Topic (one still
+ * queued at the push service is replaced rather than shown) and the service worker closes it;
+ * on APNs it is a background push (`content-available`) and on FCM a data message, on which the
+ * app removes the shown notification. Best effort: a clear that fails is logged, not retried
  * (docs/delivery.md, "Acknowledge and escalate").
  */
 import type { DueClear } from "../db/queue/acknowledgements.ts";
@@ -16,12 +17,12 @@ export async function sendClears(
   tokenKeys: PushTokenKeyRing,
   log: Log,
 ): Promise<void> {
-  const web = senders.get("web");
   await Promise.all(
     due.map(async (c) => {
-      if (!web || web.unconfigured || !c.token_key_id || !c.token_box) return;
+      const sender = senders.get(c.platform);
+      if (!sender || sender.unconfigured || !c.token_key_id || !c.token_box) return;
       const token = tokenKeys.open({ keyId: c.token_key_id, box: c.token_box }, c.device_id);
-      const result = await web
+      const result = await sender
         .send(
           {
             kind: "clear",

@@ -4,6 +4,7 @@ import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
 import { apnsTestSenders, notify, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let apns: FakeApns;
 let server: TestServer;
@@ -83,6 +84,38 @@ describe("APNs", () => {
     const push = apns.received.find((r) => r.token === p.pushToken);
     expect(push?.payload.aps).toMatchObject({ category: "HERALD_QUESTION", "mutable-content": 1 });
     expect(push?.payload).toMatchObject({ id: res.json.id, actions });
+  });
+
+  it("clears it on the phone with a background push when another device acknowledges it", async () => {
+    const account = await newAccount(server, "apns-clear@example.com");
+    const phoneToken = "c1".padStart(64, "0");
+    const otherToken = "c2".padStart(64, "0");
+    await pushDevice(server, account, "ios", { case: "pushToken", value: phoneToken });
+    const other = await pushDevice(server, account, "ios", {
+      case: "pushToken",
+      value: otherToken,
+    });
+    const res = await notify(
+      server,
+      { title: "db down", require_ack: true },
+      { authorization: `Bearer ${account.token}` },
+    );
+    const id = res.json.id as string;
+    await settled(server, account.token, id);
+    const ack = await fetch(`${server.url}/v1/inbox/${id}/ack`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${other.credential}`, "content-type": "application/json" },
+      body: JSON.stringify({ acknowledge: true }),
+    });
+    expect(ack.status).toBe(200);
+    const clearOf = (token: string) =>
+      apns.received.find((r) => r.token === token && r.payload.type === "clear");
+    await waitFor(() => clearOf(phoneToken) !== undefined);
+    const clear = clearOf(phoneToken);
+    expect(clear?.headers["apns-push-type"]).toBe("background");
+    expect(clear?.headers["apns-priority"]).toBe("5");
+    expect(clear?.payload).toEqual({ aps: { "content-available": 1 }, type: "clear", id });
+    expect(clearOf(otherToken)).toBeUndefined(); // it closed its own
   });
 
   it("fits a maximal notification in multi-byte characters into 4096 bytes", async () => {

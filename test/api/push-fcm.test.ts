@@ -5,6 +5,7 @@ import { type FakeFcm, startFakeFcm } from "../fakes/fcm-server.ts";
 import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let fcm: FakeFcm;
 let server: TestServer;
@@ -78,6 +79,37 @@ describe("FCM", () => {
       message: "api",
     });
     expect(JSON.parse(String(got?.message.data?.actions))).toEqual(actions);
+  });
+
+  it("clears it on the phone with a data message when another device acknowledges it", async () => {
+    const account = await newAccount(server, "fcm-clear@example.com");
+    const phoneToken = `fcm-clear-1:APA91b${"y".repeat(20)}`;
+    const otherToken = `fcm-clear-2:APA91b${"y".repeat(20)}`;
+    await pushDevice(server, account, "android", { case: "pushToken", value: phoneToken });
+    const other = await pushDevice(server, account, "android", {
+      case: "pushToken",
+      value: otherToken,
+    });
+    const res = await notify(
+      server,
+      { title: "Deploy v42?", actions: [{ id: "yes", label: "Deploy" }] },
+      { authorization: `Bearer ${account.token}` },
+    );
+    const id = res.json.id as string;
+    await settled(server, account.token, id);
+    const answered = await fetch(`${server.url}/v1/inbox/${id}/respond`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${other.credential}`, "content-type": "application/json" },
+      body: JSON.stringify({ action_id: "yes" }),
+    });
+    expect(answered.status).toBe(200);
+    const clearOf = (token: string) =>
+      fcm.received.find((r) => r.token === token && r.message.data?.type === "clear");
+    await waitFor(() => clearOf(phoneToken) !== undefined);
+    const clear = clearOf(phoneToken);
+    expect(clear?.message.notification).toBeUndefined();
+    expect(clear?.message.data).toEqual({ type: "clear", id });
+    expect(clearOf(otherToken)).toBeUndefined();
   });
 
   it("fits a maximal notification into 4096 bytes", async () => {

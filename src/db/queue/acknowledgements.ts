@@ -100,13 +100,13 @@ export async function acknowledge(db: Db, id: string, deviceId: string): Promise
 }
 
 /**
- * A CTE that queues a clear for each other Web Push device that was sent the notification in
+ * A CTE that queues a clear for each other push device (Web Push, APNs, FCM) that was sent the notification in
  * `cte` (one row with `id`); its one parameter is the device that acted.
  */
 export const clearsOf = (cte: string) => `clears as (
        insert into clear_push (notification_id, device_id)
        select d.notification_id, d.device_id from delivery d join ${cte} on ${cte}.id = d.notification_id
-        where d.platform = 'web' and d.device_id <> ? and d.state in ('sent', 'delivered', 'opened')
+        where d.platform <> 'stream' and d.device_id <> ? and d.state in ('sent', 'delivered', 'opened')
        on conflict do nothing
      )`;
 

@@ -3,7 +3,7 @@
  * level from the notification's priority, `apns-expiration` from the remaining lifetime, and the
  * notification id as `apns-collapse-id`, so a retried push replaces the first.
  */
-import { ApnsClient, ApnsError, Notification } from "apns2";
+import { ApnsClient, ApnsError, Notification, SilentNotification } from "apns2";
 import { type Dispatcher, Pool } from "undici";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { apnsPriority } from "../../domain/priority.ts";
@@ -39,7 +39,17 @@ const configReasons: Record<string, string> = {
 };
 const retryStatuses = new Set([429, 500, 503]);
 
+/** A clear: a background push the app answers by removing the shown notification. */
+function buildClear(msg: PushMessage, token: string, bundleId: string): Notification {
+  return new SilentNotification(token, {
+    topic: bundleId,
+    expiration: Math.floor(msg.expiresAt.getTime() / 1000),
+    data: { type: "clear", id: msg.notificationId },
+  });
+}
+
 function build(msg: PushMessage, token: string, bundleId: string, preview: Preview): Notification {
+  if (msg.kind === "clear") return buildClear(msg, token, bundleId);
   const { priority, interruptionLevel } = apnsPriority(msg.priority);
   return new Notification(token, {
     alert: { title: preview.title, body: preview.message },

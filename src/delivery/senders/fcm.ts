@@ -40,6 +40,14 @@ const retryCodes = new Set([
 ]);
 
 function build(msg: PushMessage, token: string, preview: Preview): Message {
+  if (msg.kind === "clear") {
+    // A data message the app answers by removing the shown notification.
+    return {
+      token,
+      data: { type: "clear", id: msg.notificationId },
+      android: { priority: "normal", ttl: Math.max(0, msg.expiresAt.getTime() - Date.now()) },
+    };
+  }
   // Android shows no buttons for FCM's notification part, and shows it without the app when in
   // the background: a question goes as data only, and the app builds it with its actions.
   const question = Boolean(msg.actions?.length);

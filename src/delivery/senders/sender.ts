@@ -17,7 +17,7 @@ export function providerAgent(opts: AgentOptions = {}): Agent {
   return new Agent({ keepAlive: true, maxSockets: providerSocketsPerOrigin, ...opts });
 }
 export interface PushMessage {
-  /** `clear`: close the notification on the device (Web Push only); otherwise show it. */
+  /** `clear`: close the notification on the device (a background push); otherwise show it. */
   kind?: "show" | "clear";
   notificationId: string;
   topic: string;
