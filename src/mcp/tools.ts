@@ -129,10 +129,9 @@ export function createHeraldMcpServer(herald: Herald): McpServer {
     guarded(async (args: PublishArgs & { timeout_seconds?: number }, extra) => {
       const token = extra._meta?.progressToken;
       const timeoutMs = (args.timeout_seconds ?? 600) * 1000;
+      const input = publishInput(args);
       const answer = await herald.ask(
-        { ...publishInput(args), actions: publishInput(args).actions ?? [] } as Parameters<
-          Herald["ask"]
-        >[0],
+        { ...input, actions: input.actions ?? [] } as Parameters<Herald["ask"]>[0],
         {
           timeoutMs,
           // Progress every 5 s keeps clients that reset their request timeout on progress

@@ -68,8 +68,18 @@ export function registerMcp(app: FastifyInstance, credentials: CredentialVerifie
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(req.raw, reply.raw, req.body);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    } catch (err) {
+      // The reply is ours (hijacked): answer what can still be answered, and say why in the log.
+      req.log.error({ err }, "the MCP exchange failed");
+      if (!reply.raw.headersSent) {
+        const p = problemOf("internal", "the MCP exchange failed", req.id);
+        reply.raw.writeHead(p.status, { "content-type": "application/problem+json" });
+        reply.raw.end(JSON.stringify(p.body));
+      } else reply.raw.end();
+    }
   });
   // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
   const notHere = async (_req: FastifyRequest, reply: FastifyReply) =>
