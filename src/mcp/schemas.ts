@@ -81,6 +81,13 @@ const publish = {
     ),
   escalate_to_topic: topic.optional(),
   escalate_to_project: z.string().max(100).optional().describe("Project name or id to escalate to"),
+  idempotency_key: z
+    .string()
+    .regex(/^[\x20-\x7e]{1,255}$/)
+    .optional()
+    .describe(
+      "Makes a retried call safe: the same key (1..255 printable ASCII) within 24 h returns the first notification and sends nothing again",
+    ),
 };
 
 export const notifyShape = {

@@ -112,7 +112,8 @@ export function createHeraldMcpServer(herald: Herald): McpServer {
       annotations: { openWorldHint: true },
     },
     guarded(async (args: PublishArgs) => {
-      const n = await herald.notify(publishInput(args));
+      const key = args.idempotency_key;
+      const n = await herald.notify(publishInput(args), key ? { idempotencyKey: key } : {});
       return result(`Sent: notification ${n.id} (${n.status}).`, asJson(n));
     }),
   );
@@ -134,6 +135,7 @@ export function createHeraldMcpServer(herald: Herald): McpServer {
         { ...input, actions: input.actions ?? [] } as Parameters<Herald["ask"]>[0],
         {
           timeoutMs,
+          ...(args.idempotency_key && { idempotencyKey: args.idempotency_key }),
           // Progress every 5 s keeps clients that reset their request timeout on progress
           // waiting as long as the question does.
           pollSeconds: 5,

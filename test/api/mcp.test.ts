@@ -126,10 +126,19 @@ describe.each([
       expect(notifyTool?.description).toContain("Only `title` is required");
       expect(JSON.stringify(notifyTool?.inputSchema)).toContain("1..120 characters");
 
-      const sent = (await client.callTool({
-        name: "notify",
-        arguments: { title: "Agent finished", message: "all 42 tests pass", topic },
-      })) as CallResult;
+      const sendOnce = async () =>
+        (await client.callTool({
+          name: "notify",
+          arguments: {
+            title: "Agent finished",
+            message: "all 42 tests pass",
+            topic,
+            idempotency_key: `agent-run-${topic}`,
+          },
+        })) as CallResult;
+      const sent = await sendOnce();
+      // An agent retrying the call with its key gets the same notification, sent once.
+      expect((await sendOnce()).structuredContent?.id).toBe(sent.structuredContent?.id);
       expect(sent.isError).toBeFalsy();
       const id = sent.structuredContent?.id as string;
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
