@@ -99,7 +99,7 @@ export async function runPrimary(config: Config): Promise<void> {
   const base = baseUrlOf(config, port);
   log("info", "serving", { processes: config.processes, port });
   if (boot) process.stdout.write(firstRunMessage(boot, base, config));
-  else if (config.owner.password) process.stdout.write(ownerPasswordIgnored);
+  else if (config.owner.password) process.stdout.write(ownerPasswordIgnored(config.bootstrap));
   if (!boot) {
     process.stdout.write(
       `Herald is running (${config.processes} processes): the console is at ${base}/\n`,

@@ -57,7 +57,7 @@ export function serve(config: Config, supervised: boolean): void {
     if (supervised) return;
     const base = baseUrlOf(config, (app.server.address() as { port: number }).port);
     if (boot) process.stdout.write(firstRunMessage(boot, base, config));
-    else if (config.owner.password) process.stdout.write(ownerPasswordIgnored);
+    else if (config.owner.password) process.stdout.write(ownerPasswordIgnored(config.bootstrap));
     if (!boot) process.stdout.write(`Herald is running: the console is at ${base}/\n`);
   }
 

@@ -25,6 +25,12 @@ function signupLine(config: Config): string {
     : "Sign-up is closed: only the owner signs in (HERALD_SIGNUP=1 opens it to anyone who reaches this server).\n";
 }
 
-/** HERALD_OWNER_PASSWORD counts at the first start only: say so instead of ignoring it. */
-export const ownerPasswordIgnored =
-  "HERALD_OWNER_PASSWORD is used at the first start only and was ignored; to set a new owner password, run: npm run owner:setup-link\n";
+/**
+ * HERALD_OWNER_PASSWORD counts only when the owner is created: say why it was not used instead of
+ * ignoring it (a later start, or an external database without HERALD_BOOTSTRAP=1).
+ */
+export function ownerPasswordIgnored(bootstrapped: boolean): string {
+  return bootstrapped
+    ? "HERALD_OWNER_PASSWORD is used at the first start only and was ignored; to set a new owner password, run: npm run owner:setup-link\n"
+    : "HERALD_OWNER_PASSWORD was ignored: with DATABASE_URL, the owner is created only with HERALD_BOOTSTRAP=1 (on an empty database)\n";
+}

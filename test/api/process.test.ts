@@ -204,8 +204,15 @@ describe("npm start as root in a directory under a 0700 home", () => {
 describe("an external DATABASE_URL", () => {
   it("gets no bootstrap unless HERALD_BOOTSTRAP=1", async () => {
     const databaseUrl = await freshDatabase();
-    const quiet = await spawnHerald({ DATABASE_URL: databaseUrl });
+    const quiet = await spawnHerald({
+      DATABASE_URL: databaseUrl,
+      HERALD_OWNER_PASSWORD: "not without HERALD_BOOTSTRAP",
+    });
     expect(keyFrom(quiet.stdout())).toBeUndefined();
+    // Says why the password was not used (not "first start only": this is the first start).
+    expect(quiet.stdout()).toContain(
+      "HERALD_OWNER_PASSWORD was ignored: with DATABASE_URL, the owner is created only with HERALD_BOOTSTRAP=1",
+    );
     quiet.child.kill("SIGTERM");
     await quiet.exited;
     expect(await sql(databaseUrl, "select id from account")).toEqual([]);
