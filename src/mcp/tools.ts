@@ -13,7 +13,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import type { Answer, Herald, Notification, NotifyInput } from "../sdk/index.ts";
-import { HeraldError } from "../sdk/index.ts";
+import { answerFields, HeraldError } from "../sdk/index.ts";
 import { askShape, idShape, listShape, notifyShape, type PublishArgs } from "./schemas.ts";
 
 export const mcpServerInfo = { name: "herald", version: "0.1.0" } as const;
@@ -70,16 +70,7 @@ function publishInput(a: PublishArgs): NotifyInput {
   return input as NotifyInput;
 }
 
-function answerJson(a: Answer): Record<string, unknown> {
-  return {
-    outcome: a.outcome,
-    action_id: a.actionId ?? null,
-    text: a.text ?? null,
-    device_id: a.deviceId ?? null,
-    answered_at: a.answeredAt?.toISOString() ?? null,
-    notification_id: a.notification.id,
-  };
-}
+const answerJson = (a: Answer) => ({ ...answerFields(a), notification_id: a.notification.id });
 
 const askSummary: Record<Answer["outcome"], (a: Answer) => string> = {
   answered: (a) => `The person answered: ${a.actionId}${a.text ? ` ("${a.text}")` : ""}.`,

@@ -71,6 +71,17 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
   }
 }
 
+/** An answer as JSON (snake_case, absent fields null): what the CLI and the MCP tool print. */
+export function answerFields(a: Answer) {
+  return {
+    outcome: a.outcome,
+    action_id: a.actionId ?? null,
+    text: a.text ?? null,
+    device_id: a.deviceId ?? null,
+    answered_at: a.answeredAt?.toISOString() ?? null,
+  };
+}
+
 function answerOf(outcome: Answer["outcome"], n: Notification): Answer {
   const r = n.response;
   if (!r) return { outcome, notification: n };

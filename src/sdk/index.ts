@@ -1,4 +1,5 @@
 /** @module @herald/client — the Node SDK for Herald. See docs/sdk.md. */
+export { answerFields } from "./ask.ts";
 export { HeraldError } from "./errors.ts";
 export {
   type Answer,

@@ -4,7 +4,7 @@
  * when the person says no (a `--deny` action, or dismissed it) and 124 when nobody answered in
  * time, so a script or CI job can gate on a human.
  */
-import type { Answer, AskInput, Herald } from "../../sdk/index.ts";
+import { type Answer, type AskInput, answerFields, type Herald } from "../../sdk/index.ts";
 import type { Command, Parsed } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { heraldOf, notifyInput, parseDuration } from "./notify.ts";
@@ -52,15 +52,7 @@ function timeoutOf(values: Parsed["values"]): number {
 
 function report(ctx: Context, a: Answer, denied: boolean): number {
   const n = a.notification;
-  const json = {
-    id: n.id,
-    outcome: a.outcome,
-    action_id: a.actionId ?? null,
-    text: a.text ?? null,
-    device_id: a.deviceId ?? null,
-    answered_at: a.answeredAt?.toISOString() ?? null,
-    denied,
-  };
+  const json = { id: n.id, ...answerFields(a), denied };
   if (a.outcome === "answered") {
     ctx.out(a.text || (a.actionId as string), json);
     return denied ? exit.denied : exit.ok;

@@ -4,6 +4,7 @@ import {
   WebhookEndpointSchema,
   WebhookService,
 } from "../../../gen/herald/v1/webhook_service_pb.ts";
+import { webhookEventTypes } from "../../domain/webhook-events.ts";
 import type { Command } from "../command.ts";
 import { type Context, exit } from "../context.ts";
 import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
@@ -37,8 +38,7 @@ export const webhooks: Command[] = [
     usage: "herald webhooks create URL --event TYPE … [--description TEXT]",
     options: { event: { type: "string", multiple: true }, description: { type: "string" } },
     flags: {
-      event:
-        "notification.created, notification.delivered, notification.failed, notification.expired, delivery.failed (repeat for more)",
+      event: `${webhookEventTypes.join(", ")} (repeat for more)`,
       description: "a label",
     },
     example: "herald webhooks create https://ci.example.com/herald --event delivery.failed",

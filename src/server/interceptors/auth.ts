@@ -17,6 +17,10 @@ import { sameOrigin, sessionFrom } from "./session-cookie.ts";
 
 const bearer = /^Bearer +(\S+) *$/i;
 
+/** The secret of an `Authorization: Bearer …` header, if it is one. */
+export const bearerSecret = (authorization: string | null | undefined) =>
+  bearer.exec(authorization ?? "")?.[1];
+
 function unauthenticated(detail: string) {
   return heraldError("unauthenticated", detail, {
     metadata: { "www-authenticate": 'Bearer realm="herald", error="invalid_token"' },
@@ -69,7 +73,7 @@ function presentedCredential(
       metadata: { "www-authenticate": 'Bearer realm="herald"' },
     });
   }
-  const secret = bearer.exec(authorization)?.[1];
+  const secret = bearerSecret(authorization);
   const kind = secret === undefined ? undefined : parseCredential(secret);
   if (secret === undefined || kind === undefined) {
     throw unauthenticated(

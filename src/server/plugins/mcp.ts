@@ -12,9 +12,8 @@ import type { CredentialVerifier } from "../../db/repositories/credential-verifi
 import { parseCredential } from "../../domain/credentials.ts";
 import { createHeraldMcpServer } from "../../mcp/tools.ts";
 import { Herald } from "../../sdk/index.ts";
+import { bearerSecret } from "../interceptors/auth.ts";
 import { problemOf } from "../problem.ts";
-
-const bearer = /^Bearer +(\S+) *$/i;
 
 /** This server, as seen from itself (the tools call the API here). */
 function selfUrl(req: FastifyRequest): string {
@@ -35,7 +34,7 @@ function refuse(req: FastifyRequest, reply: FastifyReply, detail: string) {
 
 export function registerMcp(app: FastifyInstance, credentials: CredentialVerifier): void {
   app.post("/mcp", async (req, reply) => {
-    const secret = bearer.exec(req.headers.authorization ?? "")?.[1];
+    const secret = bearerSecret(req.headers.authorization);
     const kind = secret === undefined ? undefined : parseCredential(secret);
     if (secret === undefined) {
       return refuse(

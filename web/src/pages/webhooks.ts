@@ -4,19 +4,10 @@
  * and its latest attempts.
  */
 import type { WebhookEndpoint } from "../../../gen/herald/v1/webhook_service_pb.ts";
+import { webhookEventTypes as eventTypes } from "../../../src/domain/webhook-events.ts";
 import { api, date, errorText, inProject } from "../api.ts";
 import { currentProject, notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, shownOnce, toast, when } from "../dom.ts";
-
-const eventTypes = [
-  "notification.created",
-  "notification.delivered",
-  "notification.failed",
-  "notification.expired",
-  "notification.acknowledged",
-  "notification.escalated",
-  "delivery.failed",
-];
 
 function action(label: string, name: string, run: () => Promise<void>, kind = ""): HTMLElement {
   return h(
