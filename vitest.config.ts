@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { findChromium } from "./test/helpers/chromium.ts";
+import { onPath } from "./test/helpers/on-path.ts";
 import { findPythonClientTools, pythonClientPackages } from "./test/helpers/python.ts";
 
 // The console's tests drive a real Chromium. CI installs one and insists (HERALD_REQUIRE_BROWSER);
@@ -26,6 +27,21 @@ if (!pythonClient) {
   process.stderr.write(`Python client test left out: ${pythonClientPackages}\n`);
 }
 
+// The container image's test builds the Dockerfile with Debian's podman, buildah and debootstrap,
+// as root; CI installs them and insists (HERALD_REQUIRE_CONTAINER).
+const containerTools = ["podman", "buildah", "debootstrap", "runc"];
+const container = process.getuid?.() === 0 && containerTools.every((t) => onPath(t));
+if (!container) {
+  if (process.env.HERALD_REQUIRE_CONTAINER === "1") {
+    throw new Error(
+      `HERALD_REQUIRE_CONTAINER=1 but this is not root with ${containerTools.join(", ")}`,
+    );
+  }
+  process.stderr.write(
+    `Container image test left out: it needs root and apt-get install ${containerTools.join(" ")}\n`,
+  );
+}
+
 export default defineConfig({
   test: {
     projects: [
@@ -40,6 +56,7 @@ export default defineConfig({
             "test/api/**/*.test.ts",
             ...(chromium ? ["test/browser/**/*.test.ts"] : []),
             ...(pythonClient ? ["test/clients/**/*.test.ts"] : []),
+            ...(container ? ["test/container/**/*.test.ts"] : []),
           ],
           globalSetup: ["test/helpers/global-setup.ts"],
           // Each file gets its own database cloned from a migrated template, so files run in

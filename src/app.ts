@@ -55,7 +55,9 @@ export interface AppDeps {
   tokenKeys: PushTokenKeyRing;
   /** One sender per push platform (see delivery/senders). */
   senders: readonly Sender[];
+  /** Pino options for tests; or the process's own logger (serve.ts). */
   logger?: FastifyServerOptions["logger"];
+  loggerInstance?: FastifyBaseLogger;
 }
 
 /** How publishes are committed: grouped (the default), or one commit each. */
@@ -136,7 +138,7 @@ function createWebhookWorker(deps: AppDeps, orm: Orm, log: FastifyBaseLogger): W
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, orm, tokenKeys, senders } = deps;
-  const app = Fastify(serverOptions(config, deps.logger));
+  const app = Fastify(serverOptions(config, deps.logger, deps.loggerInstance));
   const shutdown = new AbortController();
   // Its sources are read when scraped, by which time the queue and the hub exist.
   const metrics = new Metrics({
@@ -157,8 +159,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const worker = config.workerEnabled
     ? createWorker(deps, queue, repos, app.log, metrics, hub)
     : undefined;
-  for (const s of senders)
-    if (s.unconfigured) app.log.warn({ platform: s.platform }, s.unconfigured);
 
   app.addHook("onRequest", async (req, reply) => void reply.header("request-id", req.id));
   registerErrorHandling(app, config.bodyLimitBytes);

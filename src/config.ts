@@ -22,6 +22,11 @@ export interface Config {
   dbPoolSize: number;
   /** Pino log level. */
   logLevel: string;
+  /**
+   * One readable line per event (`pretty`, the default on a terminal) or one JSON object per
+   * line (`json`, the default otherwise: a log collector reads it): HERALD_LOG_FORMAT.
+   */
+  logFormat: "json" | "pretty";
   /** Largest accepted request body (16 KiB): the JSON of a maximal notification is far below it. */
   bodyLimitBytes: number;
   /** How long an idempotency key is remembered (docs/api.md: 24 hours). */
@@ -71,9 +76,8 @@ export interface Config {
    */
   trustProxy: false | number | string;
   /**
-   * Processes serving the port (HERALD_PROCESSES, default the number of cores; 1 serves from
-   * this process alone). With more, a supervising process owns the embedded PostgreSQL and
-   * replaces a process that dies.
+   * Processes serving the port (HERALD_PROCESSES, default the cores but one), under a
+   * supervising process that owns the embedded PostgreSQL and replaces a process that dies.
    */
   processes: number;
   /**
@@ -159,6 +163,17 @@ function trustProxy(value: string | undefined): false | number | string {
   return v;
 }
 
+function logSettings(env: Env): Pick<Config, "logLevel" | "logFormat"> {
+  return { logLevel: env.HERALD_LOG_LEVEL || "info", logFormat: logFormat(env.HERALD_LOG_FORMAT) };
+}
+
+function logFormat(value: string | undefined): Config["logFormat"] {
+  if (value === "json" || value === "pretty") return value;
+  if (value)
+    throw new Error(`HERALD_LOG_FORMAT must be json or pretty, got ${JSON.stringify(value)}`);
+  return process.stdout.isTTY ? "pretty" : "json";
+}
+
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
@@ -196,16 +211,21 @@ function apns(env: Env): Config["apns"] {
   };
 }
 
-/** Reads the configuration; throws with the variable's name when a value is unusable. */
 /**
  * Two commits under way per machine by default, shared among its processes (measured: more only
  * costs PostgreSQL CPU on a small machine; BENCHMARKS.md).
  */
 function groupCommitSlots(env: Env): number {
-  const processes = int(env, "HERALD_PROCESSES", availableParallelism(), 1, 256);
+  const processes = processCount(env);
   return int(env, "HERALD_GROUP_COMMIT_SLOTS", Math.max(1, Math.ceil(2 / processes)), 1, 64);
 }
 
+/** Serving processes: the cores but one, left to PostgreSQL (fastest on 2: BENCHMARKS.md). */
+function processCount(env: Env): number {
+  return int(env, "HERALD_PROCESSES", Math.max(1, availableParallelism() - 1), 1, 256);
+}
+
+/** Reads the configuration; throws with the variable's name when a value is unusable. */
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   return {
@@ -215,7 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     bootstrap: databaseUrl === undefined || env.HERALD_BOOTSTRAP === "1",
     dbPoolSize: int(env, "HERALD_DB_POOL_SIZE", 10, 1, 200),
-    logLevel: env.HERALD_LOG_LEVEL || "info",
+    ...logSettings(env),
     bodyLimitBytes: 16 * 1024,
     idempotencyTtlSeconds: int(env, "HERALD_IDEMPOTENCY_TTL_SECONDS", 86400, 60, 7 * 86400),
     idempotencyWaitMs: int(env, "HERALD_IDEMPOTENCY_WAIT_MS", 5000, 0, 60000),
@@ -227,7 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     signupEnabled: env.HERALD_SIGNUP === "1",
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
-    processes: int(env, "HERALD_PROCESSES", availableParallelism(), 1, 256),
+    processes: processCount(env),
     processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 256, 0, 65_536),
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
     trustProxy: trustProxy(env.HERALD_TRUST_PROXY),

@@ -674,7 +674,7 @@ try {
         : `; ${(r.perSecond / commitRate).toFixed(2)}× PostgreSQL's two-insert transaction rate`;
       record(
         `REST publish, maximum, npm start with ${n} process${n > 1 ? "es" : ""}`,
-        `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}; memory of all its processes at that load: ${r.peakRssMb} MB`,
+        `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}; memory of all its processes at that load: ${r.peakRssMb} MB; idle: supervisor ${r.idleRssMb.supervisor} MB, serving ${r.idleRssMb.serving.join(" + ")} MB; a killed serving process replaced and listening in ${r.replacementMs} ms`,
         r,
       );
       const total = r.batches["+Inf"] ?? 0;

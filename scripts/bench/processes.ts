@@ -1,12 +1,13 @@
 /**
- * Scenario 6 of `npm run bench`: the REST maximum of `npm start` itself (src/main.ts) with 1 and
- * with 2 serving processes, each on a fresh database of the benchmark's PostgreSQL, and the
+ * Scenario 6 of `npm run bench`: the REST maximum of `npm start` itself (the build, as
+ * scripts/run.mjs starts it) with 1 and with 2 serving processes, their memory idle and at
+ * that load, the time a replacement takes to serve, each on a fresh database of the benchmark's PostgreSQL, and the
  * group commit's batch sizes seen under that load (from the processes' own /metrics).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { createDatabaseIfMissing } from "../../src/db/embedded.ts";
+import { createDatabaseIfMissing, freePort } from "../../src/db/embedded.ts";
 
 export interface ProcessesResult {
   processes: number;
@@ -19,6 +20,32 @@ export interface ProcessesResult {
   meanBatch: number;
   /** Largest resident memory of the supervisor and its serving processes together, sampled. */
   peakRssMb: number;
+  /** Resident memory when idle after start: the supervisor's, and each serving process's. */
+  idleRssMb: { supervisor: number; serving: number[] };
+  /** From SIGKILL of a serving process, idle, to its replacement listening. */
+  replacementMs: number;
+}
+
+function ownRssMb(pid: number): number {
+  try {
+    return Math.round(
+      Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" }).trim()) /
+        1024,
+    );
+  } catch {
+    return 0;
+  }
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .map((l) => Number(l.trim()))
+      .filter((n) => n > 0);
+  } catch {
+    return [];
+  }
 }
 
 /** Resident memory (MB) of a process and its children, by ps. */
@@ -50,12 +77,13 @@ export async function restMaxWithProcesses(
 ): Promise<ProcessesResult> {
   const database = `herald_bench_p${processes}_${process.pid}`;
   await createDatabaseIfMissing(`${pgServerUrl}/postgres`, database);
-  const child = spawn(process.execPath, [join(root, "src/main.ts")], {
+  const child = spawn(process.execPath, [join(root, "scripts/run.mjs"), "main"], {
     env: {
       ...process.env,
       DATABASE_URL: `${pgServerUrl}/${database}`,
       HERALD_BOOTSTRAP: "1",
-      HERALD_PORT: "0",
+      // A fixed port: with one serving process, a replacement of a port-0 one gets a new port.
+      HERALD_PORT: String(await freePort()),
       HERALD_PROCESSES: String(processes),
       HERALD_DATA_DIR: dataDir,
       HERALD_LOG_LEVEL: "info",
@@ -84,6 +112,18 @@ export async function restMaxWithProcesses(
       reject(new Error(`npm start exited with ${code}:\n${out}`));
     });
   });
+  // Idle: memory after start, then a serving process killed and the time to its replacement.
+  await new Promise((r) => setTimeout(r, 2_000));
+  const serving = childPids(child.pid as number);
+  const idleRssMb = { supervisor: ownRssMb(child.pid as number), serving: serving.map(ownRssMb) };
+  const listening = () => out.match(/Server listening at/g)?.length ?? 0;
+  const heard = listening();
+  const killedAt = performance.now();
+  process.kill(serving[0] as number, "SIGKILL");
+  while (listening() === heard && performance.now() - killedAt < 30_000) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const replacementMs = Math.round(performance.now() - killedAt);
   const run = (s: number) =>
     autocannon({
       url: `${url}/v1/notify`,
@@ -119,6 +159,8 @@ export async function restMaxWithProcesses(
     batches,
     meanBatch: count > 0 ? Math.round(((after.sum - before.sum) / count) * 10) / 10 : 0,
     peakRssMb,
+    idleRssMb,
+    replacementMs,
   };
 }
 

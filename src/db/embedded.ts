@@ -21,6 +21,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { claimOwnership, releaseOwnership, runningCluster, stopOrphan } from "./embedded-owner.ts";
 import { clusterDir, postgresUser, type RunAs, reachableBinaries } from "./embedded-user.ts";
 
 export interface EmbeddedDatabase {
@@ -71,16 +72,32 @@ async function binaries(): Promise<{ native: string; version: string }> {
 
 const password = "herald";
 
-export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const log = opts.log ?? (() => {});
-  mkdirSync(opts.dir, { recursive: true });
+/** Where a data directory's cluster lives, the binaries to run it with, and as whom. */
+async function locate(dataDir: string) {
+  mkdirSync(dataDir, { recursive: true });
   const user = process.getuid?.() === 0 ? postgresUser() : undefined;
   // The cluster runs as `postgres`, which must be able to traverse into its own directory.
-  if (user) chmodSync(opts.dir, statSync(opts.dir).mode | 0o111);
+  if (user) chmodSync(dataDir, statSync(dataDir).mode | 0o111);
   const bin = await binaries();
   const native = user ? reachableBinaries(bin.native, bin.version) : bin.native;
-  const dir = user ? clusterDir(opts.dir, user) : join(opts.dir, "pg");
-  await stopOrphan(dir);
+  const dir = user ? clusterDir(dataDir, user) : join(dataDir, "pg");
+  return { user, native, dir };
+}
+
+/**
+ * Starts the data directory's PostgreSQL, owned by this process (embedded-owner.ts). One left
+ * running by a dead owner is stopped first; one whose owner is alive is someone else's: refused.
+ */
+export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const log = opts.log ?? (() => {});
+  const { user, native, dir } = await locate(opts.dir);
+  const running = runningCluster(opts.dir, dir);
+  if (running?.owner !== undefined) {
+    throw new Error(
+      `Herald (pid ${running.owner}) already runs on ${opts.dir}: stop it first, or give this one another HERALD_DATA_DIR`,
+    );
+  }
+  if (running) await stopOrphan(running.pid, dir);
   if (!existsSync(join(dir, "PG_VERSION")))
     await initdb(join(native, "bin", "initdb"), dir, user, log);
   const port = await freePort();
@@ -92,6 +109,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   postgres.stderr?.on("data", (d: Buffer) => log(d.toString("utf8")));
   const serverUrl = `postgres://herald:${password}@127.0.0.1:${port}`;
   await ready(postgres, `${serverUrl}/postgres`);
+  claimOwnership(opts.dir);
   const database = opts.database ?? "herald";
   // Every start, not only the first: a crash between initdb and here must not strand the cluster.
   await createDatabaseIfMissing(`${serverUrl}/postgres`, database);
@@ -99,8 +117,25 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     url: `${serverUrl}/${database}`,
     serverUrl,
     clusterDir: dir,
-    stop: () => stop(postgres),
+    stop: async () => {
+      await stop(postgres);
+      releaseOwnership(opts.dir);
+    },
   };
+}
+
+/**
+ * The data directory's PostgreSQL if one runs already (a server's, or an orphan), for an
+ * operator's command: its `stop` leaves it running, since this process did not start it.
+ */
+export async function attachEmbeddedPostgres(
+  dataDir: string,
+): Promise<EmbeddedDatabase | undefined> {
+  const { dir } = await locate(dataDir);
+  const running = runningCluster(dataDir, dir);
+  if (!running) return undefined;
+  const serverUrl = `postgres://herald:${password}@127.0.0.1:${running.port}`;
+  return { url: `${serverUrl}/herald`, serverUrl, clusterDir: dir, stop: async () => {} };
 }
 
 async function initdb(
@@ -172,31 +207,6 @@ async function stop(postgres: ChildProcess): Promise<void> {
   const done = new Promise<void>((resolve) => postgres.once("exit", () => resolve()));
   postgres.kill("SIGINT");
   await done;
-}
-
-/**
- * A server process that was killed hard (SIGKILL, power loss of the terminal) leaves its
- * PostgreSQL running on the data directory, and a new one could not start. Stop it first.
- */
-async function stopOrphan(pgDir: string): Promise<void> {
-  let pid: number;
-  try {
-    pid = Number(readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n")[0]);
-  } catch {
-    return;
-  }
-  const alive = () => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (!Number.isInteger(pid) || pid <= 0 || !alive()) return;
-  process.kill(pid, "SIGINT"); // PostgreSQL's fast shutdown
-  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
-  if (alive()) throw new Error(`PostgreSQL (pid ${pid}) on ${pgDir} did not stop`);
 }
 
 /** Creates `database` on the server unless it exists. */

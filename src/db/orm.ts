@@ -22,6 +22,11 @@ export type Db = ReturnType<Orm["em"]["getConnection"]>;
 export interface OpenOptions {
   url: string;
   poolSize: number;
+  /**
+   * Which migrations to apply on open: all pending (the default), or up to and including the one
+   * named (a restore loads its rows into the schema they were copied from, then migrates on).
+   */
+  migrateTo?: string;
 }
 
 /** Connects, applies pending migrations, and returns the ORM. Never a global: pass it down. */
@@ -40,6 +45,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
     allowGlobalContext: false,
     ensureDatabase: false,
   });
-  await orm.migrator.up();
+  await orm.migrator.up(opts.migrateTo === undefined ? undefined : { to: opts.migrateTo });
   return orm;
 }

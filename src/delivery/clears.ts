@@ -20,8 +20,15 @@ export async function sendClears(
   await Promise.all(
     due.map(async (c) => {
       const sender = senders.get(c.platform);
-      if (!sender || sender.unconfigured || !c.token_key_id || !c.token_box) return;
-      const token = tokenKeys.open({ keyId: c.token_key_id, box: c.token_box }, c.device_id);
+      if (!sender || sender.unconfigured) return;
+      let token: string | undefined;
+      try {
+        token = openToken(tokenKeys, c);
+      } catch (err) {
+        log.warn({ err, device_id: c.device_id }, "clearing: the push token cannot be opened");
+        return;
+      }
+      if (!token) return;
       const result = await sender
         .send(
           {
@@ -46,4 +53,13 @@ export async function sendClears(
       }
     }),
   );
+}
+
+/** A row's sealed push token, opened; undefined when it has none. Throws when its key is gone. */
+export function openToken(
+  tokenKeys: PushTokenKeyRing,
+  row: { token_key_id: string | null; token_box: Buffer | null; device_id: string },
+): string | undefined {
+  if (!row.token_key_id || !row.token_box) return undefined;
+  return tokenKeys.open({ keyId: row.token_key_id, box: row.token_box }, row.device_id);
 }

@@ -17,8 +17,8 @@ import type { DeviceRepository } from "../db/repositories/devices.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
-import { sendClears } from "./clears.ts";
-import type { PushMessage, Sender, SendResult } from "./senders/sender.ts";
+import { openToken, sendClears } from "./clears.ts";
+import { type PushMessage, type Sender, sendWithin } from "./senders/sender.ts";
 
 export interface WorkerOptions {
   queue: DeliveryQueue;
@@ -123,23 +123,28 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Scheduled notifications come due on the clock: looked for at most every 200 ms, released to
+   * the fan-out that follows. Acknowledgements awaited: repeats (push deliveries pending again,
+   * streams told) and escalations (new notifications); clears for the other devices.
+   */
+  async #onTheClock(): Promise<void> {
+    this.#lastRelease = Date.now();
+    await this.#o.queue.releaseDue(this.#o.batch);
+    const repeated = await this.#o.queue.repeatDue(this.#o.batch, this.#o.ackIntervalScale);
+    if (repeated.length > 0) this.#o.onRepeated(repeated);
+    await this.#o.queue.escalateDue(this.#o.batch);
+    const clears = await this.#o.queue.claimClears(100);
+    if (clears.length === 0) return;
+    void sendClears(clears, this.#o.senders, this.#o.tokenKeys, this.#o.log).catch((err: unknown) =>
+      this.#o.log.error({ err }, "clearing acknowledged notifications failed"),
+    );
+  }
+
   /** One round of work; true when there may be more right away. */
   async #tick(): Promise<boolean> {
     const t0 = performance.now();
-    // Scheduled notifications come due on the clock: looked for at most every 200 ms, released
-    // to the fan-out just below.
-    if (Date.now() - this.#lastRelease >= 200) {
-      this.#lastRelease = Date.now();
-      await this.#o.queue.releaseDue(this.#o.batch);
-      // Acknowledgements awaited: repeats (push deliveries pending again, streams told) and
-      // escalations (new notifications, fanned out just below).
-      const repeated = await this.#o.queue.repeatDue(this.#o.batch, this.#o.ackIntervalScale);
-      if (repeated.length > 0) this.#o.onRepeated(repeated);
-      await this.#o.queue.escalateDue(this.#o.batch);
-      const clears = await this.#o.queue.claimClears(100);
-      if (clears.length > 0)
-        void sendClears(clears, this.#o.senders, this.#o.tokenKeys, this.#o.log);
-    }
+    if (Date.now() - this.#lastRelease >= 200) await this.#onTheClock();
     const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
@@ -221,26 +226,6 @@ export class DeliveryWorker {
     this.#inFlight.add(p);
   }
 
-  async #send(sender: Sender, message: PushMessage, token: string): Promise<SendResult> {
-    const { log, sendTimeoutMs } = this.#o;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<SendResult>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ kind: "retry", reason: `no answer in ${sendTimeoutMs} ms` }),
-        sendTimeoutMs,
-      );
-    });
-    const sent = sender.send(message, token).catch((err: unknown): SendResult => {
-      log.warn({ err, platform: sender.platform }, "sender threw");
-      return { kind: "retry", reason: "sender error" };
-    });
-    try {
-      return await Promise.race([sent, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   async #deliver(d: DueDelivery): Promise<void> {
     const { devices, tokenKeys, senders } = this.#o;
     const until = deadline(d.created_at, d.expires_at);
@@ -251,10 +236,16 @@ export class DeliveryWorker {
         : settle({ state: "failed", error: `gave up after 24 hours: ${why}` });
     if (Date.now() >= until.getTime()) return giveUp("not sent in time");
     const sender = senders.get(d.platform);
-    const token =
-      d.token_key_id && d.token_box
-        ? tokenKeys.open({ keyId: d.token_key_id, box: d.token_box }, d.device_id)
-        : undefined;
+    let token: string | undefined;
+    try {
+      token = openToken(tokenKeys, d);
+    } catch (err) {
+      // Its key left the ring before reencrypt-tokens ran: never sendable; say why, go on.
+      return settle({
+        state: "failed",
+        error: `push token cannot be opened: ${(err as Error).message}`,
+      });
+    }
     if (!sender || !token) {
       return settle({ state: "failed", error: `no push channel for ${d.platform}` });
     }
@@ -270,7 +261,7 @@ export class DeliveryWorker {
       expiresAt: until,
       hasTtl: d.expires_at !== null,
     };
-    const result = await this.#send(sender, message, token);
+    const result = await sendWithin(sender, message, token, this.#o.sendTimeoutMs, this.#o.log);
     switch (result.kind) {
       case "ok":
         return settle({ state: "sent" });

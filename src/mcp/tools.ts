@@ -16,7 +16,7 @@ import type { Answer, Herald, Notification, NotifyInput } from "../sdk/index.ts"
 import { answerFields, HeraldError } from "../sdk/index.ts";
 import { askShape, idShape, listShape, notifyShape, type PublishArgs } from "./schemas.ts";
 
-export const mcpServerInfo = { name: "herald", version: "0.1.0" } as const;
+export const mcpServerInfo = { name: "herald", version: "0.2.0" } as const;
 
 /** A notification as tools return it: the REST JSON form. */
 const asJson = (n: Notification) =>

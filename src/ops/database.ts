@@ -1,23 +1,38 @@
 /**
- * The database for an operator's command (`npm run reencrypt-tokens`, `owner:setup-link`): the
- * server's own, DATABASE_URL or the embedded one in the data directory, opened, used, closed.
+ * The database for an operator's command (`npm run reencrypt-tokens`, `owner:setup-link`,
+ * `backup`, `restore`): DATABASE_URL; or the embedded PostgreSQL of the data directory, the
+ * running server's when one runs (used, never stopped), else one started for the command and
+ * stopped after it.
  */
 import type { Config } from "../config.ts";
-import { startEmbeddedPostgres } from "../db/embedded.ts";
+import {
+  attachEmbeddedPostgres,
+  type EmbeddedDatabase,
+  startEmbeddedPostgres,
+} from "../db/embedded.ts";
 import { type Orm, openDatabase } from "../db/orm.ts";
 
+/** The database's URL for the command, and how to let go of it afterwards. */
+export async function commandDatabase(
+  config: Config,
+): Promise<EmbeddedDatabase | { url: string; stop(): Promise<void> }> {
+  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
+  return (
+    (await attachEmbeddedPostgres(config.dataDir)) ??
+    (await startEmbeddedPostgres({ dir: config.dataDir }))
+  );
+}
+
 export async function withDatabase<T>(config: Config, use: (orm: Orm) => Promise<T>): Promise<T> {
-  const embedded = config.databaseUrl
-    ? undefined
-    : await startEmbeddedPostgres({ dir: config.dataDir });
-  const orm = await openDatabase({
-    url: config.databaseUrl ?? (embedded?.url as string),
-    poolSize: 2,
-  });
+  const db = await commandDatabase(config);
   try {
-    return await use(orm);
+    const orm = await openDatabase({ url: db.url, poolSize: 2 });
+    try {
+      return await use(orm);
+    } finally {
+      await orm.close();
+    }
   } finally {
-    await orm.close();
-    await embedded?.stop();
+    await db.stop();
   }
 }

@@ -34,3 +34,16 @@ export function ownerPasswordIgnored(bootstrapped: boolean): string {
     ? "HERALD_OWNER_PASSWORD is used at the first start only and was ignored; to set a new owner password, run: npm run owner:setup-link\n"
     : "HERALD_OWNER_PASSWORD was ignored: with DATABASE_URL, the owner is created only with HERALD_BOOTSTRAP=1 (on an empty database)\n";
 }
+
+/** Which push platforms this server can reach, in words, said once at start. */
+export function platformStatus(config: Pick<Config, "apns" | "fcmServiceAccountFile">): string {
+  const ready = ["Web Push"];
+  const missing: string[] = [];
+  (config.apns ? ready : missing).push("iOS (APNs)");
+  (config.fcmServiceAccountFile ? ready : missing).push("Android (FCM)");
+  const list = (names: string[]) =>
+    names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : names[0];
+  return missing.length === 0
+    ? `Push: ${list(ready)} ready`
+    : `Push: ${list(ready)} ready; ${list(missing)} not configured (docs/delivery.md says how)`;
+}

@@ -12,10 +12,11 @@ import { createPolyglotServer, type Handler } from "./polyglot.ts";
 export function serverOptions(
   config: Config,
   logger: FastifyServerOptions["logger"] | undefined,
+  loggerInstance?: FastifyServerOptions["loggerInstance"],
 ): FastifyServerOptions {
   const trust = config.trustProxy;
   return {
-    logger: logger ?? { level: config.logLevel },
+    ...(loggerInstance ? { loggerInstance } : { logger: logger ?? { level: config.logLevel } }),
     // One port, HTTP/1.1 and h2c. Fastify's types know one server kind at a time; both kinds of
     // request reach the same handler, which Fastify and Connect support.
     serverFactory: ((handler: Handler) =>

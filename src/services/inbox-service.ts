@@ -127,12 +127,11 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // The call ends when the client goes or the server begins to shut down.
       const ended = AbortSignal.any([ctx.signal, hub.ending]);
       try {
-        // Everything not acknowledged (newer than `since`, when given): what was published
-        // while it was away, and what was written to an earlier stream that broke before the
-        // client confirmed it.
-        inbox.committed(
-          await queue.streamBacklog(device.id, req.since ? { since: req.since } : {}),
-        );
+        // Everything not acknowledged but `since` itself: what was published while it was
+        // away, what was written to an earlier stream that broke before the client confirmed
+        // it, and what was fanned out late. One page (1,000) here; the hub's sweep sends the
+        // rest of a larger backlog (loading it all at once held the first message back).
+        inbox.committed(await queue.streamBacklog(device.id, { since: req.since || undefined }));
         while (!ended.aborted) {
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
           const handed = inbox.takeHanded();

@@ -13,7 +13,7 @@ import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { relocatedClusterDir } from "../../src/db/embedded-user.ts";
 import { freshDatabase, sql } from "../helpers/db.ts";
-import { keyFrom, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { keyFrom, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const dirs: string[] = [];
@@ -67,17 +67,10 @@ describe("npm start on the embedded PostgreSQL", () => {
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
     // The operator prints a new setup link (the console test uses one; the API test, its rules).
-    const link = spawnSync(
-      process.execPath,
-      [
-        "--experimental-strip-types",
-        join(import.meta.dirname, "../../src/ops/owner-setup-link.ts"),
-      ],
-      {
-        env: { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dataDir },
-        encoding: "utf8",
-      },
-    );
+    const link = spawnSync(process.execPath, [runScript, "ops/owner-setup-link"], {
+      env: { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dataDir },
+      encoding: "utf8",
+    });
     expect(link.status, link.stderr).toBe(0);
     expect(link.stdout).toMatch(
       /password of owner@localhost.*\n\nHERALD_OWNER_SETUP_URL=http:\/\/127\.0\.0\.1:8080\/setup#[\w-]{32}\n$/s,

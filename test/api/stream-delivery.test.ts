@@ -104,6 +104,28 @@ describe("live delivery to stream devices", () => {
     await again.stop();
   });
 
+  it("sends on a stream with since what was never acknowledged, though older than since", async () => {
+    // A notification fanned out late (its process died before the fan-out; another worker did
+    // it after the device had heard of a newer one) is older than the device's cursor.
+    const dev = await streamDevice("behind a crash", ["late"]);
+    const first = listen(server.url, dev.credential);
+    await new Promise((r) => setTimeout(r, 200));
+    await notify(server, { title: "fanned out late", topic: "late" });
+    await notify(server, { title: "newer", topic: "late" });
+    await first.until(() => first.titles.length === 2);
+    await first.stop();
+    await sql(
+      server.databaseUrl,
+      "update delivery set state = 'pending', sent_at = null where device_id = $1 and notification_id = $2",
+      [dev.id, first.ids[0]],
+    );
+    const again = listen(server.url, dev.credential, first.ids[1]);
+    await again.until(() => again.titles.length >= 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(again.titles).toEqual(["fanned out late"]);
+    await again.stop();
+  });
+
   it("reaches a device connected to another server process", async () => {
     const peer = await startPeer(server, { streamKeepaliveMs: 300 });
     try {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { buildServer } from "../../scripts/build-server.ts";
 import { buildWeb } from "../../scripts/build-web.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { openDatabase } from "../../src/db/orm.ts";
@@ -21,6 +22,8 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   // The console as its sources are now: the browser tests and the console's routes serve it.
   await buildWeb();
+  // The server as its sources are now: the tests that start `npm start` run the build.
+  buildServer();
   const template = `herald_template_${process.pid}`;
   let serverUrl: string;
   let stop = async () => {};

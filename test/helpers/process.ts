@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 
+/** `npm start`'s entry, and that of the operator's commands (`node scripts/run.mjs ops/…`). */
+export const runScript = join(import.meta.dirname, "../../scripts/run.mjs");
+
 export interface HeraldProcess {
   child: ChildProcess;
   url: string;
@@ -11,12 +14,23 @@ export interface HeraldProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs `node src/main.ts` as a user would, and waits until it has started (every process). */
-export async function spawnHerald(
+/** Starts `npm start`'s command (scripts/run.mjs: the build in dist/server, which the test
+ * setup made) as a user would, without waiting for it. The child is the supervisor. */
+/**
+ * Every Herald a test file started and that still runs: asked to stop (SIGTERM, which stops its
+ * PostgreSQL too) when the file's process exits, so a test that fails half-way leaves nothing
+ * running.
+ */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGTERM");
+});
+
+export function launchHerald(
   env: Record<string, string>,
   opts: { ownGroup?: boolean } = {},
-): Promise<HeraldProcess> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, "../../src/main.ts")], {
+): HeraldProcess {
+  const child = spawn(process.execPath, [runScript, "main"], {
     env: { ...process.env, HERALD_PORT: "0", DATABASE_URL: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     // A process group of its own, as a terminal gives a foreground job: Ctrl-C goes to the group.
@@ -30,13 +44,27 @@ export async function spawnHerald(
   child.stderr?.on("data", (d: Buffer) => {
     err += d.toString();
   });
+  running.add(child);
   const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => resolve(code)),
+    child.once("exit", (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
   );
+  return { child, url: "", stdout: () => out, stderr: () => err, exited };
+}
+
+/** Starts Herald (launchHerald) and waits until it has started (every process). */
+export async function spawnHerald(
+  env: Record<string, string>,
+  opts: { ownGroup?: boolean } = {},
+): Promise<HeraldProcess> {
+  const proc = launchHerald(env, opts);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
+      const out = proc.stdout();
       const m = /Server listening at (http:\/\/[\d.:]+)/.exec(out);
-      // Started: the last line of the start's own message (first start or not), which a
+      // Started: the last line of the start's own message (first start or not), which the
       // supervisor prints once every serving process listens.
       const started = /^(Herald is running|Sign-up is (open|closed))/m.test(out);
       if (m?.[1] && started) {
@@ -44,12 +72,16 @@ export async function spawnHerald(
         resolve(m[1]);
       }
     }, 50);
-    void exited.then((code) => {
+    void proc.exited.then((code) => {
       clearInterval(timer);
-      reject(new Error(`herald exited with ${code} before listening:\n${out}\n${err}`));
+      reject(
+        new Error(
+          `herald exited with ${code} before listening:\n${proc.stdout()}\n${proc.stderr()}`,
+        ),
+      );
     });
   });
-  return { child, url, stdout: () => out, stderr: () => err, exited };
+  return { ...proc, url };
 }
 
 export function keyFrom(stdout: string): string | undefined {

@@ -25,7 +25,7 @@ export const file_herald_v1_inbox_service: GenFile = /*@__PURE__*/
  */
 export type SubscribeRequest = Message<"herald.v1.SubscribeRequest"> & {
   /**
-   * The id of the last notification received; empty for live only.
+   * The id of the last notification received (not sent again); may be empty.
    *
    * @generated from field: string since = 1;
    */
@@ -299,9 +299,9 @@ export const MarkOpenedResponseSchema: GenMessage<MarkOpenedResponse> = /*@__PUR
 export const InboxService: GenService<{
   /**
    * Live notifications for the calling device, with a keepalive at least every 30 seconds.
-   * With `since` (the id of the last notification received), first sends everything newer that
-   * the device has not acknowledged, in order, then continues live; without it, everything the
-   * device has not acknowledged. Acknowledge each one received (AckNotification).
+   * First sends everything the device has not acknowledged, in order, but `since` (the id of the
+   * last notification received), then continues live: delivery is at least once until
+   * acknowledged, so acknowledge each one received (AckNotification) and drop an id already shown.
    *
    * @generated from rpc herald.v1.InboxService.Subscribe
    */

@@ -60,6 +60,7 @@ export const listen: Command = {
     });
     let backoff = 500;
     let lost = false;
+    const firstTime = recentIds(1000);
     while (received < limit && !ctx.io.signal?.aborted) {
       const abort = new AbortController();
       const onStop = () => abort.abort();
@@ -75,11 +76,13 @@ export const listen: Command = {
           if (msg.event.case === "cleared") show.cleared(msg.event.value);
           if (msg.event.case !== "notification") continue;
           const n = msg.event.value;
-          await show.notification(n);
+          // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
+          const fresh = firstTime(n.id);
+          if (fresh) await show.notification(n);
           // Received: the cursor moves first, so a failed acknowledgement costs no resend.
           ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
           await inbox.ackNotification({ id: n.id }, auth);
-          if (++received >= limit) break;
+          if (fresh && ++received >= limit) break;
         }
       } catch (err) {
         if (ctx.io.signal?.aborted) break;
@@ -123,3 +126,14 @@ export const ack: Command = {
     return exit.ok;
   },
 };
+
+/** Whether an id is seen for the first time among the last `max` seen. */
+function recentIds(max: number): (id: string) => boolean {
+  const ids = new Set<string>();
+  return (id) => {
+    if (ids.has(id)) return false;
+    ids.add(id);
+    if (ids.size > max) ids.delete(ids.values().next().value as string);
+    return true;
+  };
+}

@@ -7,8 +7,12 @@ import { jsonIds } from "../json-ids.ts";
 import type { Db } from "../orm.ts";
 
 /**
- * The device's deliveries among `ids` still pending, or, for a catch-up, every one newer than
- * `since` that it has not acknowledged yet. In id (creation) order.
+ * The device's deliveries among `ids` still pending, or, for a catch-up, every one it has not
+ * acknowledged yet but `since` (the last one the client received). Not only those newer than
+ * `since`: a notification fanned out late (its process died before the fan-out) is older than
+ * the device's cursor, and one marked `sent` as a dying stream wrote it may never have reached
+ * the client. Delivery to a stream is at least once, until acknowledged; clients drop an id
+ * they have shown. In id (creation) order, the first 1,000 (the hub's sweep sends the rest).
  */
 export async function streamBacklog(
   db: Db,
@@ -24,13 +28,15 @@ export async function streamBacklog(
     );
     return rows.map((r) => r.notification_id);
   }
+  const none = "00000000-0000-0000-0000-000000000000";
   // What expired (its ttl passed) is not re-sent: the expiry sweep may not have marked it yet.
   const rows = await db.execute<{ notification_id: string }[]>(
     `select d.notification_id from delivery d join notification n on n.id = d.notification_id
-      where d.device_id = ? and d.state in ('pending', 'sent') and d.notification_id > ?::uuid
+      where d.device_id = ? and d.notification_id <> ?::uuid
+        and d.state in ('pending', 'sent')
         and (n.expires_at is null or n.expires_at > now())
       order by d.notification_id limit 1000`,
-    [deviceId, opts.since ?? "00000000-0000-0000-0000-000000000000"],
+    [deviceId, opts.since ?? none],
   );
   return rows.map((r) => r.notification_id);
 }

@@ -5,15 +5,21 @@
 import { readFileSync } from "node:fs";
 import type { Config } from "../../config.ts";
 import { loadVapidKeys } from "../../ops/vapid-keys.ts";
-import { createApnsSender } from "./apns.ts";
-import { createFcmSender } from "./fcm.ts";
 import { type Sender, unconfiguredSender } from "./sender.ts";
 import { createWebPushSender } from "./web-push.ts";
 
-export function createSenders(config: Config): Sender[] {
+/**
+ * APNs and FCM load their libraries only when configured: firebase-admin alone is tens of MB
+ * that a server without Android devices never needs.
+ */
+export async function createSenders(config: Config): Promise<Sender[]> {
   const { apns } = config;
+  const { createApnsSender } = apns ? await import("./apns.ts") : { createApnsSender: undefined };
+  const { createFcmSender } = config.fcmServiceAccountFile
+    ? await import("./fcm.ts")
+    : { createFcmSender: undefined };
   return [
-    apns
+    apns && createApnsSender
       ? createApnsSender({
           signingKey: readFileSync(apns.keyFile, "utf8"),
           keyId: apns.keyId,
@@ -25,7 +31,7 @@ export function createSenders(config: Config): Sender[] {
           "ios",
           "APNs is not configured: set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and HERALD_APNS_BUNDLE_ID",
         ),
-    config.fcmServiceAccountFile
+    config.fcmServiceAccountFile && createFcmSender
       ? createFcmSender({ serviceAccountFile: config.fcmServiceAccountFile })
       : unconfiguredSender("android", "FCM is not configured: set HERALD_FCM_SERVICE_ACCOUNT_FILE"),
     createWebPushSender({ vapid: loadVapidKeys(config), allowPrivate: config.webPushAllowPrivate }),

@@ -78,3 +78,29 @@ export function retryAfterMs(value: string | null | undefined): number | undefin
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
+
+/**
+ * One send, answered within `ms`: a send not answered in time, or a sender that throws, counts
+ * as a retryable failure (the worker keeps `ms` well under its claim lease).
+ */
+export async function sendWithin(
+  sender: Sender,
+  message: PushMessage,
+  token: string,
+  ms: number,
+  log: { warn(obj: object, msg: string): void },
+): Promise<SendResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<SendResult>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: "retry", reason: `no answer in ${ms} ms` }), ms);
+  });
+  const sent = sender.send(message, token).catch((err: unknown): SendResult => {
+    log.warn({ err, platform: sender.platform }, "sender threw");
+    return { kind: "retry", reason: "sender error" };
+  });
+  try {
+    return await Promise.race([sent, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

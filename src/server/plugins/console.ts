@@ -7,7 +7,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { extname, join, resolve } from "node:path";
 import type { FastifyInstance, FastifyReply } from "fastify";
 
-export const consoleDir = resolve(import.meta.dirname, "../../../web/dist");
+/** web/dist beside src/ (run as TypeScript) or beside dist/server/src/ (the build `npm start` runs). */
+export const consoleDir = [
+  resolve(import.meta.dirname, "../../../web/dist"),
+  resolve(import.meta.dirname, "../../../../../web/dist"),
+].reduce((found, dir) => (existsSync(join(dir, "index.html")) ? dir : found));
 
 /** The console's own paths: each answers the page, which routes in the browser. */
 const pages = [

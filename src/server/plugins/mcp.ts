@@ -6,12 +6,9 @@
  * client, and nothing reaches another account's data.
  */
 import type { AddressInfo } from "node:net";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
 import { parseCredential } from "../../domain/credentials.ts";
-import { createHeraldMcpServer } from "../../mcp/tools.ts";
-import { Herald } from "../../sdk/index.ts";
 import { bearerSecret } from "../interceptors/auth.ts";
 import { problemOf } from "../problem.ts";
 
@@ -26,6 +23,17 @@ function selfUrl(req: FastifyRequest): string {
         : a.address;
   return `http://${host}:${a.port}`;
 }
+
+/**
+ * The MCP SDK, zod and the client SDK load with the first exchange (Node keeps them after): a
+ * server no agent talks to never pays their memory.
+ */
+const mcpModules = () =>
+  Promise.all([
+    import("../../mcp/tools.ts"),
+    import("../../sdk/index.ts"),
+    import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+  ]);
 
 function refuse(req: FastifyRequest, reply: FastifyReply, detail: string) {
   const p = problemOf("unauthenticated", detail, req.id);
@@ -54,6 +62,8 @@ export function registerMcp(app: FastifyInstance, credentials: CredentialVerifie
       return refuse(req, reply, "unknown, revoked or expired credential");
     }
     const project = req.headers["herald-project"];
+    const [{ createHeraldMcpServer }, { Herald }, { StreamableHTTPServerTransport }] =
+      await mcpModules();
     const herald = new Herald({
       ...(kind === "apiKey" ? { apiKey: secret } : { token: secret }),
       baseUrl: selfUrl(req),

@@ -1,0 +1,75 @@
+/**
+ * Who runs the embedded PostgreSQL of a data directory. PostgreSQL's own `postmaster.pid` says
+ * that a server runs on a cluster and on which port; `postgres.owner`, beside it in the data
+ * directory, says which Herald process started it (the supervisor of `npm start`, or an
+ * operator's command that found none running). A running server whose owner is alive belongs
+ * to someone: an operator's command uses it and never stops it, and a second `npm start`
+ * refuses to start. One whose owner is gone is an orphan (its owner was SIGKILLed): the next
+ * `npm start` stops it before starting its own.
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface RunningCluster {
+  /** The postmaster's process id. */
+  pid: number;
+  port: number;
+  /** The Herald process that started it, if it is still alive. */
+  owner: number | undefined;
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, but another user's (a root-owned supervisor seen by an unprivileged user).
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const ownerFile = (dataDir: string) => join(dataDir, "postgres.owner");
+
+/** The PostgreSQL running on `pgDir` (from its postmaster.pid), if one is. */
+export function runningCluster(dataDir: string, pgDir: string): RunningCluster | undefined {
+  let lines: string[];
+  try {
+    lines = readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n");
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined;
+  let owner: number | undefined;
+  try {
+    owner = Number(readFileSync(ownerFile(dataDir), "utf8").trim());
+  } catch {
+    owner = undefined;
+  }
+  const owned = owner !== undefined && owner > 0 && owner !== process.pid && alive(owner);
+  return { pid, port, owner: owned ? owner : undefined };
+}
+
+/** Records this process as the owner of the data directory's PostgreSQL. */
+export function claimOwnership(dataDir: string): void {
+  writeFileSync(ownerFile(dataDir), `${process.pid}\n`, { mode: 0o644 });
+}
+
+/** Forgets the owner, if it is this process. */
+export function releaseOwnership(dataDir: string): void {
+  try {
+    if (Number(readFileSync(ownerFile(dataDir), "utf8").trim()) === process.pid) {
+      rmSync(ownerFile(dataDir), { force: true });
+    }
+  } catch {
+    // no owner file: nothing to release
+  }
+}
+
+/** Stops an orphaned PostgreSQL (fast shutdown), waiting up to 10 s. */
+export async function stopOrphan(pid: number, pgDir: string): Promise<void> {
+  process.kill(pid, "SIGINT");
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (alive(pid)) throw new Error(`PostgreSQL (pid ${pid}) on ${pgDir} did not stop`);
+}

@@ -1,0 +1,61 @@
+/**
+ * `npm run restore -- FILE`: brings back an archive of `npm run backup` into a new data
+ * directory (HERALD_DATA_DIR, with its own embedded PostgreSQL) or into an empty DATABASE_URL:
+ * the key files first, then the schema as it was when copied, the rows, then the migrations
+ * this Herald has that the archive's did not. Notifications, devices (their tokens open with
+ * the restored keys), API keys, webhooks: all as they were. It refuses to write over anything.
+ */
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { loadConfig } from "../config.ts";
+import { hasAccounts, loadTables } from "../db/backup.ts";
+import { openDatabase } from "../db/orm.ts";
+import { extractArchive } from "./archive.ts";
+import { commandDatabase } from "./database.ts";
+import { type BackupManifest, refusal } from "./restore-plan.ts";
+
+const source = process.argv[2];
+if (!source) {
+  process.stderr.write("usage: npm run restore -- FILE   (an archive of npm run backup)\n");
+  process.exit(2);
+}
+const config = loadConfig();
+const work = mkdtempSync(join(tmpdir(), "herald-restore-"));
+try {
+  await extractArchive(resolve(source), work);
+  const manifest = JSON.parse(readFileSync(join(work, "manifest.json"), "utf8")) as BackupManifest;
+  const refused = refusal(manifest, config.dataDir);
+  if (refused) throw new Error(refused);
+  if (!config.databaseUrl && existsSync(join(config.dataDir, "pg", "PG_VERSION"))) {
+    throw new Error(`${config.dataDir} already has a database: restore into a new data directory`);
+  }
+  const db = await commandDatabase(config);
+  try {
+    const last = manifest.migrations.at(-1);
+    const asCopied = await openDatabase({
+      url: db.url,
+      poolSize: 1,
+      ...(last && { migrateTo: last }),
+    });
+    await asCopied.close();
+    if (await hasAccounts(db.url)) {
+      throw new Error("the database is not empty: restore into an empty one");
+    }
+    mkdirSync(config.dataDir, { recursive: true });
+    for (const k of manifest.keys) copyFileSync(join(work, "keys", k), join(config.dataDir, k));
+    await loadTables(db.url, join(work, "tables"), manifest.tables);
+    await (await openDatabase({ url: db.url, poolSize: 1 })).close();
+  } finally {
+    await db.stop();
+  }
+  process.stdout.write(
+    `Restored the backup of ${manifest.created_at} (${manifest.tables.length} tables, ${manifest.keys.length} key file(s)) into ${config.databaseUrl ? "DATABASE_URL" : config.dataDir}\n` +
+      "Start Herald on it with npm start.\n",
+  );
+} catch (err) {
+  process.stderr.write(`restore failed: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

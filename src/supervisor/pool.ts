@@ -1,0 +1,158 @@
+/**
+ * The serving processes of a supervisor: a fixed number of slots, each running one process
+ * (node:cluster shares the port among them). A process that dies at any moment, starting,
+ * serving or draining, is replaced, and its death is logged with its exit code or signal.
+ *
+ * Replacements back off when a slot keeps dying young (before it served, or within
+ * `youngMs` of it): the first replacement starts at once, the next after 0.5 s, doubling to
+ * 30 s, but never more than 1 s after a death by a signal or while no other process serves
+ * (domain/restart-backoff.ts); a process that served longer clears its slot's record.
+ * A process that fails to start for a reason it reports (a port in use, a setting the database refuses) `giveUpAfter` times in
+ * a row for the same reason ends the pool with that reason, so that the supervisor exits and
+ * the process manager acts. A death by signal (SIGKILL, the OOM killer) is never such a reason.
+ */
+import cluster, { type Worker } from "node:cluster";
+import { extname, join } from "node:path";
+import type { Logger } from "pino";
+import { restartDelayMs } from "../domain/restart-backoff.ts";
+
+/** What a serving process tells its supervisor over IPC. */
+export type ServingMessage = { herald: "start-failed"; reason: string };
+
+export interface PoolOptions {
+  size: number;
+  env: Record<string, string>;
+  log: Logger;
+  /** The serving processes' V8 old-generation limit in MB (0: V8's default). */
+  heapMb: number;
+  /** Told once when the pool gives up, with the reason. */
+  onGiveUp: (reason: string) => void;
+  /** Told when every slot serves, the first time. */
+  onAllServing: (port: number) => void;
+  youngMs?: number;
+  giveUpAfter?: number;
+}
+
+interface Slot {
+  worker: Worker | undefined;
+  /** Deaths in a row of processes that died young in this slot. */
+  youngDeaths: number;
+  servingSince: number | undefined;
+  startFailure: string | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class ProcessPool {
+  readonly #o: Required<PoolOptions>;
+  readonly #slots: Slot[];
+  readonly #bySlot = new Map<number, number>();
+  #stopping = false;
+  #announced = false;
+  /** Reported start failures in a row, across slots, and their reason. */
+  #failures = { reason: "", count: 0 };
+
+  constructor(opts: PoolOptions) {
+    this.#o = { youngMs: 5_000, giveUpAfter: 3, ...opts };
+    this.#slots = Array.from({ length: opts.size }, () => ({
+      worker: undefined,
+      youngDeaths: 0,
+      servingSince: undefined,
+      startFailure: undefined,
+      timer: undefined,
+    }));
+    // The serving processes run main itself (.js when built, .ts when run as TypeScript), not
+    // the launcher that started the supervisor.
+    const heap = [`--max-semi-space-size=8`, `--max-old-space-size=${opts.heapMb}`];
+    cluster.setupPrimary({
+      exec: join(import.meta.dirname, "..", `main${extname(import.meta.filename)}`),
+      args: [],
+      execArgv: [...process.execArgv, ...(opts.heapMb > 0 ? heap : [])],
+    });
+    cluster.on("listening", (w, address) => this.#listening(w, address.port));
+    cluster.on("message", (w, msg: ServingMessage) => {
+      if (msg?.herald === "start-failed") this.#slotOf(w).startFailure = msg.reason;
+    });
+    cluster.on("exit", (w, code, signal) => this.#exited(w, code, signal));
+  }
+
+  start(): void {
+    this.#slots.forEach((_, i) => {
+      this.#fork(i);
+    });
+  }
+
+  /** The processes alive now. */
+  workers(): Worker[] {
+    return this.#slots.flatMap((s) => (s.worker && !s.worker.isDead() ? [s.worker] : []));
+  }
+
+  /** Replaces no more processes from now on. */
+  stopReplacing(): void {
+    this.#stopping = true;
+    for (const slot of this.#slots) clearTimeout(slot.timer);
+  }
+
+  #fork(i: number): void {
+    const slot = this.#slots[i] as Slot;
+    slot.timer = undefined;
+    slot.servingSince = undefined;
+    slot.startFailure = undefined;
+    if (this.#stopping) return;
+    const w = cluster.fork({ ...this.#o.env, HERALD_SLOT: String(i) });
+    slot.worker = w;
+    this.#bySlot.set(w.id, i);
+  }
+
+  #slotOf(w: Worker): Slot {
+    return this.#slots[this.#bySlot.get(w.id) ?? -1] ?? ({} as Slot);
+  }
+
+  #listening(w: Worker, port: number): void {
+    const slot = this.#slotOf(w);
+    slot.servingSince = Date.now();
+    this.#failures = { reason: "", count: 0 };
+    if (!this.#announced && this.#slots.every((s) => s.servingSince !== undefined)) {
+      this.#announced = true;
+      this.#o.onAllServing(port);
+    }
+  }
+
+  #exited(w: Worker, code: number | null, signal: string | null): void {
+    const i = this.#bySlot.get(w.id);
+    this.#bySlot.delete(w.id);
+    if (i === undefined) return;
+    const slot = this.#slots[i] as Slot;
+    if (slot.worker !== w) return;
+    const how = signal ? `signal ${signal}` : `exit code ${code}`;
+    const phase = this.#stopping ? "draining" : slot.servingSince ? "serving" : "starting";
+    const fields = { worker_pid: w.process.pid, code, signal, phase };
+    if (this.#stopping) {
+      this.#o.log.info(fields, `a serving process ended (${how})`);
+      return;
+    }
+    const young =
+      slot.servingSince === undefined || Date.now() - slot.servingSince < this.#o.youngMs;
+    slot.youngDeaths = young ? slot.youngDeaths + 1 : 0;
+    if (!signal && slot.startFailure !== undefined && slot.servingSince === undefined) {
+      const reason = slot.startFailure;
+      const same = this.#failures.reason === reason;
+      this.#failures = { reason, count: same ? this.#failures.count + 1 : 1 };
+      if (this.#failures.count >= this.#o.giveUpAfter) {
+        this.#o.log.error({ ...fields, reason }, "serving processes keep failing to start");
+        this.stopReplacing();
+        this.#o.onGiveUp(reason);
+        return;
+      }
+    }
+    const othersServing = this.#slots.some(
+      (s) => s !== slot && s.servingSince !== undefined && s.worker && !s.worker.isDead(),
+    );
+    const delay = restartDelayMs(slot.youngDeaths, { othersServing, bySignal: signal !== null });
+    const why = slot.startFailure ? `: ${slot.startFailure}` : "";
+    this.#o.log.warn(
+      { ...fields, restart_in_ms: delay },
+      `a serving process died while ${phase} (${how})${why}; starting another${delay ? ` in ${delay / 1000} s` : ""}`,
+    );
+    slot.timer = setTimeout(() => this.#fork(i), delay);
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The supervisor of `npm start` (issue "Run it unattended"): a serving process that dies at any
+ * moment is replaced, young deaths in a row back off, and processes that cannot start for the
+ * same reason stop the whole server with that reason and a non-zero exit.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { launchHerald, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { alive, servingProcesses } from "../helpers/tree.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const dataDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "herald-supervise-"));
+  dirs.push(d);
+  return d;
+};
+
+/** The supervisor's JSON log lines with this message prefix. */
+function logLines(out: string, prefix: string): Record<string, unknown>[] {
+  return out
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => typeof l.msg === "string" && l.msg.startsWith(prefix));
+}
+
+describe("the supervisor", () => {
+  it("replaces processes that die serving or starting, backing off while a slot dies young", async () => {
+    const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir(), HERALD_PROCESSES: "2" });
+    const key = await waitForKey(proc);
+    const supervisor = proc.child.pid as number;
+    const first = servingProcesses(supervisor);
+    expect(first).toHaveLength(2);
+    const seen = new Set(first);
+
+    // A serving process dies; its replacement is killed while it starts, twice.
+    process.kill(first[0] as number, "SIGKILL");
+    for (let i = 0; i < 2; i++) {
+      let fresh: number | undefined;
+      await waitFor(() => {
+        fresh = servingProcesses(supervisor).find((p) => !seen.has(p));
+        return fresh !== undefined;
+      }, 10_000);
+      expect(fresh).toBeDefined();
+      seen.add(fresh as number);
+      process.kill(fresh as number, "SIGKILL");
+    }
+    // The third replacement is left to start, and serves (the two killed never listened).
+    const listening = () => proc.stdout().match(/Server listening at/g)?.length ?? 0;
+    await waitFor(() => listening() === 3, 15_000);
+    expect(listening()).toBe(3);
+    expect(servingProcesses(supervisor)).toHaveLength(2);
+    const died = logLines(proc.stdout(), "a serving process died");
+    expect(died.map((l) => [l.phase, l.signal, l.restart_in_ms])).toEqual([
+      ["serving", "SIGKILL", 0],
+      ["starting", "SIGKILL", 500],
+      ["starting", "SIGKILL", 1000],
+    ]);
+    expect(died[1]?.msg).toBe(
+      "a serving process died while starting (signal SIGKILL); starting another in 0.5 s",
+    );
+    const res = await fetch(`${proc.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: JSON.stringify({ title: "after the crashes" }),
+    });
+    expect(res.status).toBe(202);
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  }, 60_000);
+
+  it("stops with the reason, and exit code 1, when its processes cannot start (port taken)", async () => {
+    const taken: Server = createServer();
+    const port = await new Promise<number>((resolve) =>
+      taken.listen(0, "127.0.0.1", () => resolve((taken.address() as { port: number }).port)),
+    );
+    const dir = dataDir();
+    try {
+      const proc = launchHerald({
+        HERALD_DATA_DIR: dir,
+        HERALD_PROCESSES: "2",
+        HERALD_PORT: String(port),
+      });
+      expect(await proc.exited).toBe(1);
+      expect(proc.stderr()).toContain(`herald failed to start: bind EADDRINUSE 127.0.0.1:${port}`);
+      expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
+      expect(logLines(proc.stdout(), "serving processes keep failing to start")).toHaveLength(1);
+      // The database was stopped too.
+      expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
+      for (const pid of servingProcesses(proc.child.pid as number)) expect(alive(pid)).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
+});
