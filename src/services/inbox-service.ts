@@ -21,7 +21,7 @@ import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
-import { filterOf, StreamInbox } from "./stream-inbox.ts";
+import { Backlog, filterOf, StreamInbox } from "./stream-inbox.ts";
 
 export interface InboxDeps {
   deliveries: DeliveryRepository;
@@ -129,9 +129,10 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       try {
         // Everything not acknowledged but `since` itself: what was published while it was
         // away, what was written to an earlier stream that broke before the client confirmed
-        // it, and what was fanned out late. One page (1,000) here; the hub's sweep sends the
-        // rest of a larger backlog (loading it all at once held the first message back).
-        inbox.committed(await queue.streamBacklog(device.id, { since: req.since || undefined }));
+        // it, and what was fanned out late; a page at a time, each once the last is written.
+        const since = req.since || undefined;
+        const backlog = new Backlog((after) => queue.streamBacklog(device.id, { since, after }));
+        inbox.committed(await backlog.next());
         while (!ended.aborted) {
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
           const handed = inbox.takeHanded();
@@ -152,6 +153,10 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             marking.catch(() => {});
             for (const row of rows) yield notificationMessage(row);
             await marking;
+            continue;
+          }
+          if (backlog.more) {
+            inbox.committed(await backlog.next());
             continue;
           }
           const quiet = waitForNews(keepaliveMs, ended);

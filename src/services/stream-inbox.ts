@@ -4,6 +4,7 @@
  * deliveries (the fan-out's news, a catch-up). Each is sent once: an id already sent from memory
  * is only marked when its delivery's news comes; one already sent is not sent again.
  */
+import { backlogPage } from "../db/queue/stream-backlog.ts";
 import type { DeviceRow } from "../db/repositories/devices.ts";
 import type { NotificationRow } from "../db/repositories/notifications.ts";
 import type { StreamFilter } from "../delivery/stream-hub.ts";
@@ -103,5 +104,33 @@ export class StreamInbox {
       for (const u of this.#unmarked) this.#sent.add(u);
     }
     this.#sent.add(id);
+  }
+}
+
+/**
+ * A catch-up read a page at a time: the next page is read once the stream has written the one
+ * before, so a large backlog (a device away for a while, a process killed under load) reaches
+ * the client at the stream's own pace, its first message at once, and in full.
+ */
+export class Backlog {
+  readonly #read: (after: string | undefined) => Promise<string[]>;
+  readonly #pageSize: number;
+  #after: string | undefined;
+  #more = true;
+
+  constructor(read: (after: string | undefined) => Promise<string[]>, pageSize = backlogPage) {
+    this.#read = read;
+    this.#pageSize = pageSize;
+  }
+
+  get more(): boolean {
+    return this.#more;
+  }
+
+  async next(): Promise<string[]> {
+    const page = await this.#read(this.#after);
+    this.#more = page.length >= this.#pageSize;
+    this.#after = page.at(-1) ?? this.#after;
+    return page;
   }
 }

@@ -20,10 +20,14 @@ const bin = join(import.meta.dirname, "../../bin/herald.mjs");
 
 /** `herald ARGS` on a terminal; returns what the terminal showed, and a way to type. */
 function onTerminal(args: string, env: Record<string, string>) {
-  const child = spawn("script", ["-qfec", `exec '${process.execPath}' '${bin}' ${args}`, "/dev/null"], {
-    env: { ...process.env, HERALD_URL: server.url, TERM: "xterm", ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "script",
+    ["-qfec", `exec '${process.execPath}' '${bin}' ${args}`, "/dev/null"],
+    {
+      env: { ...process.env, HERALD_URL: server.url, TERM: "xterm", ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   let screen = "";
   child.stdout.on("data", (d: Buffer) => {
     screen += d.toString();

@@ -362,3 +362,38 @@ describe("large fan-out batches", () => {
     await s.stop();
   }, 20_000);
 });
+
+describe("a large backlog", () => {
+  it("reaches a device that comes back, in full and at once, not one page per sweep", async () => {
+    const dev = await streamDevice("away for a while", ["away"]);
+    // 2,500 notifications fanned out while the device had no stream: more than one page.
+    await server.orm.em.getConnection().execute(
+      `insert into notification (id, project_id, topic, title, message, priority, status, created_at)
+         select gen_random_uuid(), ?, 'away', 'away ' || g, '', 'normal', 'queued', now()
+           from generate_series(1, 2500) g`,
+      [server.projectId],
+      "run",
+    );
+    const fannedOut = async () =>
+      Number(
+        (
+          await sql<{ n: string }>(
+            server.databaseUrl,
+            "select count(*) n from delivery where device_id = $1",
+            [dev.id],
+          )
+        )[0]?.n,
+      );
+    const deadline = Date.now() + 15_000;
+    while ((await fannedOut()) < 2500 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await fannedOut()).toBe(2500);
+    const s = listen(server.url, dev.credential);
+    // The hub's sweep runs every 30 s: everything within 15 s came from the catch-up itself.
+    await s.until(() => s.ids.length >= 2500, 15_000);
+    expect(new Set(s.ids).size).toBe(2500);
+    expect(s.ids).toHaveLength(2500);
+    await s.stop();
+  }, 40_000);
+});

@@ -31,7 +31,7 @@ export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
     claimDue: (limit: number) => claimDue(db(), limit, leaseSeconds),
     settle: (items: readonly { delivery: DeliveryKey; outcome: Outcome }[]) => settle(db(), items),
     expireStreamDeliveries: () => expireStreamDeliveries(db()),
-    streamBacklog: (deviceId: string, opts: { ids?: string[]; since?: string }) =>
+    streamBacklog: (deviceId: string, opts: { ids?: string[]; since?: string; after?: string }) =>
       streamBacklog(db(), deviceId, opts),
     pendingStream: (deviceId: string, minAgeMs: number) => pendingStream(db(), deviceId, minAgeMs),
     markStreamed: (deviceId: string, ids: readonly string[]) => markStreamed(db(), deviceId, ids),

@@ -6,18 +6,22 @@
 import { jsonIds } from "../json-ids.ts";
 import type { Db } from "../orm.ts";
 
+/** Most ids of a catch-up read at once. */
+export const backlogPage = 1_000;
+
 /**
  * The device's deliveries among `ids` still pending, or, for a catch-up, every one it has not
  * acknowledged yet but `since` (the last one the client received). Not only those newer than
  * `since`: a notification fanned out late (its process died before the fan-out) is older than
  * the device's cursor, and one marked `sent` as a dying stream wrote it may never have reached
  * the client. Delivery to a stream is at least once, until acknowledged; clients drop an id
- * they have shown. In id (creation) order, the first 1,000 (the hub's sweep sends the rest).
+ * they have shown. In id (creation) order, a page of `backlogPage` after `after` (keyset paging:
+ * the stream reads the next page once it has written this one).
  */
 export async function streamBacklog(
   db: Db,
   deviceId: string,
-  opts: { ids?: string[]; since?: string },
+  opts: { ids?: string[]; since?: string; after?: string },
 ): Promise<string[]> {
   if (opts.ids) {
     const rows = await db.execute<{ notification_id: string }[]>(
@@ -32,11 +36,11 @@ export async function streamBacklog(
   // What expired (its ttl passed) is not re-sent: the expiry sweep may not have marked it yet.
   const rows = await db.execute<{ notification_id: string }[]>(
     `select d.notification_id from delivery d join notification n on n.id = d.notification_id
-      where d.device_id = ? and d.notification_id <> ?::uuid
+      where d.device_id = ? and d.notification_id <> ?::uuid and d.notification_id > ?::uuid
         and d.state in ('pending', 'sent')
         and (n.expires_at is null or n.expires_at > now())
-      order by d.notification_id limit 1000`,
-    [deviceId, opts.since ?? none],
+      order by d.notification_id limit ${backlogPage}`,
+    [deviceId, opts.since ?? none, opts.after ?? none],
   );
   return rows.map((r) => r.notification_id);
 }
