@@ -128,7 +128,11 @@ function createWebhookWorker(deps: AppDeps, orm: Orm, log: FastifyBaseLogger): W
     keys: deps.tokenKeys,
     log,
     leaseSeconds: config.deliveryLeaseSeconds,
-    timeoutMs: config.webhookTimeoutMs,
+    timeoutMs: config.limits.webhookDeadlineMs,
+    caps: {
+      perEndpoint: config.limits.webhooksInFlightPerEndpoint,
+      perAccount: config.limits.webhooksInFlightPerAccount,
+    },
     allowPrivate: config.webhookAllowPrivate,
     disableAfter: config.webhookDisableAfter,
     pollMs: 200,

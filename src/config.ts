@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { type Limits, limitTable } from "./domain/limits.ts";
 import { defaultPushHosts } from "./domain/push-endpoint.ts";
 
 /** Everything Herald reads from the environment, read once at start and passed down. */
@@ -125,12 +126,11 @@ export interface Config {
   /**
    * Webhooks: endpoints may be private, loopback or link-local (HERALD_WEBHOOK_ALLOW_PRIVATE=1,
    * tests and in-house receivers only); an endpoint is disabled after this many failed attempts
-   * in a row (HERALD_WEBHOOK_DISABLE_AFTER); each attempt waits this long for an answer; the
-   * retry backoff is multiplied by `webhookBackoffScale` (1; tests shrink it).
+   * in a row (HERALD_WEBHOOK_DISABLE_AFTER); the retry backoff is multiplied by
+   * `webhookBackoffScale` (1; tests shrink it).
    */
   webhookAllowPrivate: boolean;
   webhookDisableAfter: number;
-  webhookTimeoutMs: number;
   webhookBackoffScale: number;
   /** Multiplies acknowledgement repeat and escalation intervals (1; tests shrink it). */
   ackIntervalScale: number;
@@ -146,6 +146,8 @@ export interface Config {
   healthWatchIntervalMs: number;
   /** Serve GET /metrics on this port instead of the API's (HERALD_METRICS_PORT). */
   metricsPort: number | undefined;
+  /** The limits per account and per project (domain/limits.ts), each from its variable. */
+  limits: Limits;
 }
 
 type Env = Record<string, string | undefined>;
@@ -193,22 +195,22 @@ function pushTokenKeys(env: Env): Config["pushTokenKeys"] {
 }
 
 function apns(env: Env): Config["apns"] {
-  const { HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_BUNDLE_ID } =
-    env;
-  if (
-    !HERALD_APNS_KEY_FILE ||
-    !HERALD_APNS_KEY_ID ||
-    !HERALD_APNS_TEAM_ID ||
-    !HERALD_APNS_BUNDLE_ID
-  )
-    return undefined;
-  return {
-    keyFile: HERALD_APNS_KEY_FILE,
-    keyId: HERALD_APNS_KEY_ID,
-    teamId: HERALD_APNS_TEAM_ID,
-    bundleId: HERALD_APNS_BUNDLE_ID,
-    sandbox: env.HERALD_APNS_ENV === "sandbox",
-  };
+  const keyFile = env.HERALD_APNS_KEY_FILE;
+  const [keyId, teamId, bundleId] = [
+    env.HERALD_APNS_KEY_ID,
+    env.HERALD_APNS_TEAM_ID,
+    env.HERALD_APNS_BUNDLE_ID,
+  ];
+  if (!keyFile || !keyId || !teamId || !bundleId) return undefined;
+  return { keyFile, keyId, teamId, bundleId, sandbox: env.HERALD_APNS_ENV === "sandbox" };
+}
+
+function limits(env: Env): Limits {
+  const entries = Object.entries(limitTable).map(([name, l]) => [
+    name,
+    int(env, l.env, l.value, 1, 1_000_000_000),
+  ]);
+  return Object.fromEntries(entries) as Limits;
 }
 
 /**
@@ -284,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
     groupCommitSlots: groupCommitSlots(env),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
+    limits: limits(env),
   };
 }
 
@@ -291,7 +294,6 @@ function webhookSettings(env: Env) {
   return {
     webhookAllowPrivate: env.HERALD_WEBHOOK_ALLOW_PRIVATE === "1",
     webhookDisableAfter: int(env, "HERALD_WEBHOOK_DISABLE_AFTER", 50, 1, 100_000),
-    webhookTimeoutMs: 10_000,
     webhookBackoffScale: 1,
     ackIntervalScale: 1,
   };

@@ -43,6 +43,12 @@ export function postWebhook(p: WebhookPost): Promise<WebhookAnswer> {
   const client = url.protocol === "https:" ? https : http;
   const took = () => Math.round(performance.now() - started);
   return new Promise((resolve) => {
+    let deadline: NodeJS.Timeout | undefined;
+    const done = (a: Omit<WebhookAnswer, "durationMs">) => {
+      clearTimeout(deadline);
+      resolve({ ...a, durationMs: took() });
+    };
+    const failed = (err: Error) => done({ ok: false, statusCode: 0, error: err.message });
     const req = client.request(
       url,
       {
@@ -54,7 +60,6 @@ export function postWebhook(p: WebhookPost): Promise<WebhookAnswer> {
           "webhook-timestamp": String(timestamp),
           "webhook-signature": signature,
         },
-        timeout: p.timeoutMs,
         ...(p.allowPrivate ? {} : { lookup: publicOnlyLookup }),
       },
       (res) => {
@@ -62,17 +67,19 @@ export function postWebhook(p: WebhookPost): Promise<WebhookAnswer> {
         res.on("end", () => {
           const code = res.statusCode ?? 0;
           const ok = code >= 200 && code < 300;
-          resolve({ ok, statusCode: code, error: ok ? "" : `HTTP ${code}`, durationMs: took() });
+          done({ ok, statusCode: code, error: ok ? "" : `HTTP ${code}` });
         });
-        res.on("error", (err) =>
-          resolve({ ok: false, statusCode: 0, error: err.message, durationMs: took() }),
-        );
+        res.on("error", failed);
       },
     );
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${p.timeoutMs} ms`)));
-    req.on("error", (err) =>
-      resolve({ ok: false, statusCode: 0, error: err.message, durationMs: took() }),
-    );
+    // One deadline for the whole exchange (lookup, connect, request, answer to its last byte):
+    // a receiver that trickles bytes holds a sender no longer than one that says nothing.
+    deadline = setTimeout(() => {
+      const err = new Error(`no complete answer within ${p.timeoutMs} ms`);
+      failed(err);
+      req.destroy(err);
+    }, p.timeoutMs);
+    req.on("error", failed);
     req.end(p.body);
   });
 }

@@ -5,10 +5,19 @@
  * event is 24 hours old; an endpoint that fails `disableAfter` attempts in a row is disabled,
  * with the reason, until its owner enables it again. Delivery is at-least-once: a worker that
  * dies mid-send leaves the lease to expire, and the same event (same `webhook-id`) is sent again.
+ *
+ * Fair to every account: each send has a deadline for the whole exchange, and the claim keeps
+ * at most a few sends in flight per endpoint and per account (PRODUCT.md), so an account's slow
+ * receivers hold only its own share of the senders.
  */
 
 import type { Db } from "../db/orm.ts";
-import { claimDueWebhooks, type DueWebhook, settleWebhook } from "../db/queue/webhook-outbox.ts";
+import {
+  claimDueWebhooks,
+  type DueWebhook,
+  settleWebhook,
+  type WebhookCaps,
+} from "../db/queue/webhook-outbox.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { postWebhook } from "./webhook-sender.ts";
@@ -21,7 +30,10 @@ export interface WebhookWorkerOptions {
   keys: PushTokenKeyRing;
   log: Log;
   leaseSeconds: number;
+  /** The whole exchange's deadline, connect to last byte. */
   timeoutMs: number;
+  /** Sends in flight per endpoint and per account, across every process. */
+  caps: WebhookCaps;
   allowPrivate: boolean;
   disableAfter: number;
   /** How often to look for due events. */
@@ -65,7 +77,9 @@ export class WebhookWorker {
   async #round(): Promise<void> {
     const room = 50 - this.#inFlight.size;
     if (room <= 0) return;
-    const due = await claimDueWebhooks(this.#o.db(), room, this.#o.leaseSeconds);
+    // The lease outlives the send's deadline: a send in flight holds its place under the caps.
+    const lease = Math.max(this.#o.leaseSeconds, Math.ceil(this.#o.timeoutMs / 1000) + 5);
+    const due = await claimDueWebhooks(this.#o.db(), room, lease, this.#o.caps);
     for (const d of due) {
       const p = this.#send(d).finally(() => this.#inFlight.delete(p));
       this.#inFlight.add(p);

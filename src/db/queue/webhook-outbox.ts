@@ -1,7 +1,7 @@
 /**
- * The webhook outbox's work queue: claiming due deliveries with a lease (`FOR UPDATE SKIP
- * LOCKED`, like push deliveries: a worker that dies leaves its leases to expire and another
- * sends them, with the same event id), and recording each attempt in one statement.
+ * The webhook outbox's work queue: claiming due deliveries with a lease (a worker that dies
+ * leaves its leases to expire and another sends them, with the same event id), within the caps
+ * on sends in flight per endpoint and per account, and recording each attempt in one statement.
  */
 import type { Db } from "../orm.ts";
 
@@ -19,31 +19,79 @@ export interface DueWebhook {
   previous_until: Date | null;
 }
 
+export interface WebhookCaps {
+  /** Sends in flight at once to one endpoint, across every process. */
+  perEndpoint: number;
+  /** Sends in flight at once for one account's endpoints, across every process. */
+  perAccount: number;
+}
+
+/**
+ * Leases up to `limit` due deliveries, never more than the caps allow in flight: a lease not
+ * yet settled is a send in flight, in whichever process. Claims are serialized across processes
+ * by an advisory lock held for the claim's transaction (its second statement sees the leases of
+ * the claim before it), so the caps hold. Each endpoint offers its oldest due deliveries, each
+ * account its oldest among those, and the oldest of all go first: a slow receiver of one account
+ * holds at most `perAccount` sends, whatever its number of endpoints and events.
+ */
 export async function claimDueWebhooks(
   db: Db,
   limit: number,
   leaseSeconds: number,
+  caps: WebhookCaps,
 ): Promise<DueWebhook[]> {
-  return db.execute<DueWebhook[]>(
-    `with due as (
-       select d.event_id, d.endpoint_id from webhook_delivery d
-         join webhook_endpoint w on w.id = d.endpoint_id and w.enabled
-        where d.state = 'pending' and d.next_attempt_at <= now()
-          and (d.locked_until is null or d.locked_until < now())
-        order by d.next_attempt_at limit ? for update of d skip locked
-     ), leased as (
-       update webhook_delivery d set locked_until = now() + make_interval(secs => ?)
-         from due where d.event_id = due.event_id and d.endpoint_id = due.endpoint_id
-       returning d.event_id, d.endpoint_id, d.attempts
-     )
-     select l.event_id, l.endpoint_id, l.attempts, ev.payload, ev.created_at as event_created_at,
-            w.url, w.secret_key_id, w.secret_box, w.previous_key_id, w.previous_box,
-            w.previous_until
-       from leased l join webhook_event ev on ev.id = l.event_id
-       join webhook_endpoint w on w.id = l.endpoint_id`,
-    [limit, leaseSeconds],
-  );
+  return db.transactional(async (trx) => {
+    await db.execute(
+      "select pg_advisory_xact_lock(hashtext('herald.webhook-claim'))",
+      [],
+      "all",
+      trx,
+    );
+    return db.execute<DueWebhook[]>(
+      claimSql,
+      [caps.perEndpoint, caps.perAccount, limit, leaseSeconds],
+      "all",
+      trx,
+    );
+  });
 }
+
+const claimSql = `
+  with busy as (
+    select endpoint_id, count(*)::int as n from webhook_delivery
+     where state = 'pending' and locked_until > now() group by endpoint_id
+  ), endpoint as (
+    select w.id, p.account_id, coalesce(b.n, 0) as busy
+      from webhook_endpoint w join project p on p.id = w.project_id
+      left join busy b on b.endpoint_id = w.id
+     where w.enabled
+  ), account_busy as (
+    select account_id, sum(busy)::int as n from endpoint group by account_id
+  ), offered as (
+    select c.event_id, c.endpoint_id, e.account_id, c.next_attempt_at
+      from endpoint e cross join lateral (
+        select d.event_id, d.endpoint_id, d.next_attempt_at from webhook_delivery d
+         where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= now()
+           and (d.locked_until is null or d.locked_until < now())
+         order by d.next_attempt_at limit greatest(0, ?::int - e.busy)
+      ) c
+  ), ranked as (
+    select o.*, row_number() over (partition by o.account_id order by o.next_attempt_at) as r,
+           a.n as account_busy
+      from offered o join account_busy a on a.account_id = o.account_id
+  ), chosen as (
+    select event_id, endpoint_id from ranked where r <= ?::int - account_busy
+     order by next_attempt_at limit ?
+  ), leased as (
+    update webhook_delivery d set locked_until = now() + make_interval(secs => ?)
+      from chosen where d.event_id = chosen.event_id and d.endpoint_id = chosen.endpoint_id
+    returning d.event_id, d.endpoint_id, d.attempts
+  )
+  select l.event_id, l.endpoint_id, l.attempts, ev.payload, ev.created_at as event_created_at,
+         w.url, w.secret_key_id, w.secret_box, w.previous_key_id, w.previous_box,
+         w.previous_until
+    from leased l join webhook_event ev on ev.id = l.event_id
+    join webhook_endpoint w on w.id = l.endpoint_id`;
 
 export interface WebhookOutcome {
   eventId: string;
