@@ -15,12 +15,17 @@ import type { Config } from "./config.ts";
 import type { Orm } from "./db/orm.ts";
 import { createDeliveryQueue, type DeliveryQueue } from "./db/queue/delivery-queue.ts";
 import { createRepositories, type Repositories } from "./db/repositories/index.ts";
-import { SharedBuckets, SharedRateLimiter } from "./db/repositories/rate-limits.ts";
+import {
+  SharedBuckets,
+  SharedRateLimiter,
+  sharedFailureCounter,
+} from "./db/repositories/rate-limits.ts";
 import { RetentionTimer } from "./delivery/retention-timer.ts";
 import type { Sender } from "./delivery/senders/sender.ts";
 import { StreamHub } from "./delivery/stream-hub.ts";
 import { WebhookWorker } from "./delivery/webhook-worker.ts";
 import { DeliveryWorker } from "./delivery/worker.ts";
+import { FailedAuthThrottle } from "./domain/failed-auth.ts";
 import { LoginLimiter } from "./domain/login-limiter.ts";
 import { domainRules } from "./domain/notify-rules.ts";
 import type { PushTokenKeyRing } from "./domain/push-token-crypto.ts";
@@ -80,15 +85,17 @@ function rateLimiter(app: FastifyInstance, orm: Orm, config: Config): RateLimite
 }
 
 /** Failed-login throttles: shared through PostgreSQL with the rate limit, or this process's. */
-function loginLimiter(orm: Orm, config: Config): LoginLimiter {
-  const limits = {
-    failuresPerAccount: config.loginFailuresPerAccount,
-    failuresPerAddress: config.loginFailuresPerAddress,
-  };
-  if (!config.rateLimitShared) return new LoginLimiter(limits);
-  return new LoginLimiter(limits, undefined, (name, burst, perSecond) => {
-    return new SharedBuckets(orm, name, burst, perSecond);
+function loginLimiter(orm: Orm, config: Config, addresses: FailedAuthThrottle): LoginLimiter {
+  if (!config.rateLimitShared) return new LoginLimiter(config.loginFailuresPerAccount, addresses);
+  return new LoginLimiter(config.loginFailuresPerAccount, addresses, undefined, (n, b, r) => {
+    return new SharedBuckets(orm, n, b, r);
   });
+}
+
+/** Failed authentications per client address, counted across processes unless told not to. */
+function failedAuthThrottle(orm: Orm, config: Config): FailedAuthThrottle {
+  const counter = config.rateLimitShared ? sharedFailureCounter(orm) : undefined;
+  return new FailedAuthThrottle(config.limits.failedAuthPerMinute, counter);
 }
 
 /** This process's delivery worker (HERALD_WORKER=0 runs none). */
@@ -160,6 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const queue = createDeliveryQueue(orm, config.deliveryLeaseSeconds);
   const hub = new StreamHub(orm.config.get("clientUrl") as string, queue, app.log);
   const readiness = new Readiness(() => repos.health.problem());
+  const failedAuth = failedAuthThrottle(orm, config);
   const worker = config.workerEnabled
     ? createWorker(deps, queue, repos, app.log, metrics, hub)
     : undefined;
@@ -173,7 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         repos,
         queue,
         hub,
-        limiter: loginLimiter(orm, config),
+        limiter: loginLimiter(orm, config, failedAuth),
         log: app.log,
         onPublished: () => worker?.wake(),
         webPushPublicKey: senders.find((s) => s.platform === "web" && !s.unconfigured)?.publicKey,
@@ -190,7 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       restCaptureInterceptor,
       createLoggingInterceptor(app.log, metrics),
       createSessionCookieInterceptor(config.publicUrl),
-      createAuthInterceptor(repos.credentials, config.publicUrl),
+      createAuthInterceptor(repos.credentials, config.publicUrl, failedAuth),
       createRateLimitInterceptor(rateLimiter(app, orm, config)),
       createValidateInterceptor(domainRules),
     ],
@@ -206,7 +214,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealth(app, readiness);
   registerMetrics(app, metrics, { host: config.host, port: config.metricsPort });
   registerErrorDocs(app);
-  registerMcp(app, repos.credentials);
+  registerMcp(app, {
+    credentials: repos.credentials,
+    failures: failedAuth,
+    publicUrl: config.publicUrl,
+  });
   registerLifecycle(app, {
     hub,
     worker,

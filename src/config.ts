@@ -60,8 +60,6 @@ export interface Config {
   publicUrl: string | undefined;
   /** Failed password logins: per account, a bucket of this many, refilled one per minute. */
   loginFailuresPerAccount: number;
-  /** Failed password logins: per client address, a bucket of this many, refilled one per 10 s. */
-  loginFailuresPerAddress: number;
   /** Longest silence on a live stream before a keepalive (≤ 30 s, PRODUCT promise). */
   streamKeepaliveMs: number;
   /** How long a worker's claim on a delivery lasts; a dead worker's work is retried after it. */
@@ -258,7 +256,6 @@ export function loadConfig(env: Env = process.env): Config {
     monthlyQuota: int(env, "HERALD_MONTHLY_QUOTA", 10_000, 0, 2_000_000_000),
     publicUrl: env.HERALD_PUBLIC_URL || undefined,
     loginFailuresPerAccount: int(env, "HERALD_LOGIN_FAILURES_PER_ACCOUNT", 10, 1, 1000),
-    loginFailuresPerAddress: int(env, "HERALD_LOGIN_FAILURES_PER_ADDRESS", 30, 1, 10000),
     keepAliveMs: 72_000,
     owner: {
       email: env.HERALD_OWNER_EMAIL || "owner@localhost",

@@ -13,7 +13,7 @@ import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
 import { cliTokenToProto } from "./mappers.ts";
-import { authenticatePassword } from "./password-auth.ts";
+import { authenticatePassword, checkCode } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
 import { consoleName, endSession, startSession } from "./session.ts";
 
@@ -69,22 +69,26 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
       };
     },
 
-    async pollLogin(req) {
-      const result = await deviceLogins.poll(req.deviceCode, async (accountId, name, expires) => {
-        const { secret } = await cliTokens.mint(accountId, name, "cli", expires);
-        return secret;
-      });
+    async pollLogin(req, ctx) {
+      const poll = () =>
+        deviceLogins.poll(req.deviceCode, async (accountId, name, expires) => {
+          const { secret } = await cliTokens.mint(accountId, name, "cli", expires);
+          return secret;
+        });
+      const result = await checkCode(limiter, ctx, poll, (r) => r.unknown === true);
       return { status: result.status, token: result.token ?? "", interval: result.interval };
     },
 
     async approveLogin(req, ctx) {
-      const login = await deviceLogins.decide(req.userCode, principalOf(ctx).accountId, true);
+      const decide = () => deviceLogins.decide(req.userCode, principalOf(ctx).accountId, true);
+      const login = await checkCode(limiter, ctx, decide, (l) => !l);
       if (!login) throw heraldError("not_found", "no pending login with this code");
       return { tokenName: login.tokenName };
     },
 
     async denyLogin(req, ctx) {
-      const login = await deviceLogins.decide(req.userCode, principalOf(ctx).accountId, false);
+      const decide = () => deviceLogins.decide(req.userCode, principalOf(ctx).accountId, false);
+      const login = await checkCode(limiter, ctx, decide, (l) => !l);
       if (!login) throw heraldError("not_found", "no pending login with this code");
       return {};
     },

@@ -18,7 +18,7 @@ import { pushEndpointProblem } from "../domain/push-endpoint.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
 import { deviceToProto } from "./mappers.ts";
-import { authenticatePassword } from "./password-auth.ts";
+import { authenticatePassword, checkCode } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
 
 const apnsToken = /^[0-9a-fA-F]{64,200}$/;
@@ -70,7 +70,13 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
         const account = await authenticatePassword({ accounts, limiter }, ctx, email, password);
         accountId = account.id;
       } else if (req.method.case === "pairingCode") {
-        accountId = await pairingCodes.consume(req.method.value);
+        const code = req.method.value;
+        accountId = await checkCode(
+          limiter,
+          ctx,
+          () => pairingCodes.consume(code),
+          (a) => !a,
+        );
         if (!accountId)
           throw heraldError("unauthenticated", "unknown, used or expired pairing code");
       }

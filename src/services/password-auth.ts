@@ -18,18 +18,40 @@ export async function authenticatePassword(
 ): Promise<AccountRow> {
   const address = ctx.values.get(clientAddressKey);
   const wait = await deps.limiter.blocked(email, address);
-  if (wait !== undefined) {
-    throw heraldError("rate_limited", "too many failed logins; wait before trying again", {
-      retryAfterSeconds: wait,
-      metadata: { "retry-after": String(wait) },
-    });
-  }
+  if (wait !== undefined) throw throttled(wait, "too many failed logins; wait before trying again");
   const account = await deps.accounts.findByEmail(email);
   if (!(await verifyPassword(account?.passwordHash ?? null, password)) || !account) {
     await deps.limiter.failed(email, address);
     throw heraldError("unauthenticated", "wrong email or password");
   }
   return account;
+}
+
+/** 429 while a client address (or an account's logins) is throttled. */
+export function throttled(seconds: number, detail: string) {
+  return heraldError("rate_limited", detail, {
+    retryAfterSeconds: seconds,
+    metadata: { "retry-after": String(seconds) },
+  });
+}
+
+/**
+ * Checks a one-time code (a pairing code, a device login's codes) as a failed authentication
+ * would be: refused while the caller's address is throttled, and counted when it is wrong.
+ */
+export async function checkCode<T>(
+  limiter: LoginLimiter,
+  ctx: HandlerContext,
+  check: () => Promise<T>,
+  wrong: (result: T) => boolean,
+): Promise<T> {
+  const address = ctx.values.get(clientAddressKey);
+  const wait = limiter.addresses.blockedFor(address);
+  if (wait !== undefined)
+    throw throttled(wait, "too many failed authentications from this address");
+  const result = await check();
+  if (wrong(result)) await limiter.addresses.failed(address);
+  return result;
 }
 
 /**

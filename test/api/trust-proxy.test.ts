@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
+import { defaultLimits } from "../../src/domain/limits.ts";
 import { body } from "../helpers/http.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -13,9 +14,9 @@ let oneHop: TestServer;
 let direct: TestServer;
 beforeAll(async () => {
   [behindProxy, oneHop, direct] = await Promise.all([
-    startServer({ loginFailuresPerAddress: 2, trustProxy: "127.0.0.1" }),
-    startServer({ loginFailuresPerAddress: 2, trustProxy: 1 }),
-    startServer({ loginFailuresPerAddress: 2 }),
+    startServer({ limits: { ...defaultLimits, failedAuthPerMinute: 2 }, trustProxy: "127.0.0.1" }),
+    startServer({ limits: { ...defaultLimits, failedAuthPerMinute: 2 }, trustProxy: 1 }),
+    startServer({ limits: { ...defaultLimits, failedAuthPerMinute: 2 } }),
   ]);
 });
 afterAll(async () => Promise.all([behindProxy.close(), oneHop.close(), direct.close()]));

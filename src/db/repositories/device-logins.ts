@@ -50,7 +50,7 @@ export class DeviceLoginRepository {
   async poll(
     deviceCode: string,
     onApproved: (accountId: string, tokenName: string, expiresAt: Date | null) => Promise<string>,
-  ): Promise<{ status: string; token?: string; interval: number }> {
+  ): Promise<{ status: string; token?: string; interval: number; unknown?: boolean }> {
     return this.#orm.em.fork().transactional(async (em) => {
       const login = await em.findOne(
         DeviceLogin,
@@ -58,8 +58,9 @@ export class DeviceLoginRepository {
         { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
       const now = Date.now();
-      if (!login || login.status === "consumed" || login.expiresAt.getTime() <= now) {
-        return { status: "expired_token", interval: login?.intervalSeconds ?? 5 };
+      if (!login) return { status: "expired_token", interval: 5, unknown: true };
+      if (login.status === "consumed" || login.expiresAt.getTime() <= now) {
+        return { status: "expired_token", interval: login.intervalSeconds };
       }
       if (login.status === "denied")
         return { status: "access_denied", interval: login.intervalSeconds };

@@ -6,6 +6,7 @@
  * round trip only when its process's lease is spent: one in every `lease` requests of a key.
  * Tokens a process leased but did not spend within a second go back to the bucket.
  */
+import type { FailureCounter } from "../../domain/failed-auth.ts";
 import type { Buckets } from "../../domain/login-limiter.ts";
 import { type RateLimiter, type TakeResult, takeResult } from "../../domain/token-bucket.ts";
 import type { Orm } from "../orm.ts";
@@ -176,4 +177,22 @@ export class SharedRateLimiter implements RateLimiter {
         .catch(() => {}); // the bucket refills on its own; a lost give-back costs little
     }
   }
+}
+
+/* One row per address: a failure count in a window of a minute from its first failure. */
+const failureStatement = `
+  insert into rate_bucket as b (key, tokens, granted, updated_at) values (?, 0, 1, now())
+  on conflict (key) do update set
+    granted = case when b.updated_at <= now() - interval '1 minute' then 1 else b.granted + 1 end,
+    updated_at = case when b.updated_at <= now() - interval '1 minute' then now() else b.updated_at end
+  returning granted, extract(epoch from b.updated_at + interval '1 minute' - now()) * 1000 as reset_ms`;
+
+/** The failed-authentication count shared by every process (domain/failed-auth.ts). */
+export function sharedFailureCounter(orm: Orm): FailureCounter {
+  return async (address) => {
+    const [row] = await orm.em
+      .getConnection()
+      .execute<{ granted: number; reset_ms: number }[]>(failureStatement, [`auth-fail:${address}`]);
+    return { count: Number(row?.granted ?? 1), resetMs: Math.max(0, Number(row?.reset_ms ?? 0)) };
+  };
 }

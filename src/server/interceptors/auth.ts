@@ -9,9 +9,11 @@ import {
   credentialProblem,
   parseCredential,
 } from "../../domain/credentials.ts";
+import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
 import type { Principal } from "../../domain/principal.ts";
-import { heraldError } from "../../errors.ts";
-import { principalKey } from "../../services/context.ts";
+import { heraldError, publicError } from "../../errors.ts";
+import { clientAddressKey, principalKey } from "../../services/context.ts";
+import { throttled } from "../../services/password-auth.ts";
 import { allows, type Grant, isPublic, matrix, rpcName } from "../authz.ts";
 import { sameOrigin, sessionFrom } from "./session-cookie.ts";
 
@@ -30,6 +32,7 @@ function unauthenticated(detail: string) {
 export function createAuthInterceptor(
   credentials: CredentialVerifier,
   publicUrl: string | undefined,
+  failures: FailedAuthThrottle,
 ): Interceptor {
   return (next) => async (req) => {
     const grants = matrix[rpcName(req.method)];
@@ -38,13 +41,32 @@ export function createAuthInterceptor(
     }
     // Public calls (sign-up, login) ignore any credential sent along.
     if (isPublic(grants)) return next(req);
-    const presented = presentedCredential(req.header, publicUrl);
-    const principal = await credentials.verify(presented.kind, presented.secret);
-    if (principal === undefined) throw unauthenticated(presented.unknown);
+    // A throttled address is answered from memory, before any lookup.
+    const address = req.contextValues.get(clientAddressKey);
+    const wait = failures.blockedFor(address);
+    if (wait !== undefined)
+      throw throttled(wait, "too many failed authentications from this address");
+    const principal = await verified(credentials, req.header, publicUrl).catch(async (err) => {
+      // A credential was presented and is wrong (a call with none is not a failed attempt).
+      const presented = req.header.has("authorization") || sessionFrom(req.header.get("cookie"));
+      if (presented && publicError(err).code === "unauthenticated") await failures.failed(address);
+      throw err;
+    });
     req.contextValues.set(principalKey, principal);
     if (!allows(grants, principal)) throw refused(grants, principal);
     return next(req);
   };
+}
+
+async function verified(
+  credentials: CredentialVerifier,
+  header: Headers,
+  publicUrl: string | undefined,
+): Promise<Principal> {
+  const presented = presentedCredential(header, publicUrl);
+  const principal = await credentials.verify(presented.kind, presented.secret);
+  if (principal === undefined) throw unauthenticated(presented.unknown);
+  return principal;
 }
 
 /**

@@ -35,15 +35,28 @@ export function sameOrigin(header: Headers, publicUrl: string | undefined): bool
     const site = header.get("sec-fetch-site");
     return site === null || site === "same-origin" || site === "none";
   }
-  let host: string;
+  return originAllowed(origin, header.get("host"), publicUrl);
+}
+
+/**
+ * Whether a page's origin is this server's: its scheme, host and port. The scheme is the public
+ * URL's (https behind a TLS proxy; HERALD_PUBLIC_URL says so), or else http, the only one this
+ * server speaks itself: a page served over plain http to the same host is another origin.
+ */
+export function originAllowed(
+  origin: string,
+  host: string | null | undefined,
+  publicUrl: string | undefined,
+): boolean {
+  let page: URL;
   try {
-    host = new URL(origin).host;
+    page = new URL(origin);
   } catch {
     return false;
   }
-  return (
-    host === header.get("host") || (publicUrl !== undefined && host === new URL(publicUrl).host)
-  );
+  const own = publicUrl === undefined ? undefined : new URL(publicUrl);
+  if (own !== undefined && page.origin === own.origin) return true;
+  return page.host === host && page.protocol === (own?.protocol ?? "http:");
 }
 
 /** The calls that set the session cookie. */

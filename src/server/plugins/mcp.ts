@@ -9,7 +9,9 @@ import type { AddressInfo } from "node:net";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
 import { parseCredential } from "../../domain/credentials.ts";
+import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
 import { bearerSecret } from "../interceptors/auth.ts";
+import { originAllowed } from "../interceptors/session-cookie.ts";
 import { problemOf } from "../problem.ts";
 
 /** This server, as seen from itself (the tools call the API here). */
@@ -35,32 +37,67 @@ const mcpModules = () =>
     import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
   ]);
 
-function refuse(req: FastifyRequest, reply: FastifyReply, detail: string) {
-  const p = problemOf("unauthenticated", detail, req.id);
+function answer(req: FastifyRequest, reply: FastifyReply, p: ReturnType<typeof problemOf>) {
   return reply.code(p.status).headers(p.headers).type("application/problem+json").send(p.body);
 }
 
-export function registerMcp(app: FastifyInstance, credentials: CredentialVerifier): void {
+const refuse = (req: FastifyRequest, reply: FastifyReply, detail: string) =>
+  answer(req, reply, problemOf("unauthenticated", detail, req.id));
+
+export interface McpOptions {
+  credentials: CredentialVerifier;
+  failures: FailedAuthThrottle;
+  publicUrl: string | undefined;
+}
+
+/**
+ * The exchange's caller, or the reply that refused it: a browser page of another site (the
+ * Streamable HTTP transport's DNS-rebinding rule: 403 on a foreign Origin; a program sends
+ * none), a throttled address, or a missing, wrong or unknown credential (counted as a failure).
+ */
+async function caller(req: FastifyRequest, reply: FastifyReply, o: McpOptions) {
+  const origin = req.headers.origin;
+  if (origin !== undefined && !originAllowed(origin, req.headers.host, o.publicUrl)) {
+    return answer(
+      req,
+      reply,
+      problemOf("permission_denied", `origin ${origin} may not use /mcp`, req.id),
+    );
+  }
+  const wait = o.failures.blockedFor(req.ip);
+  if (wait !== undefined) {
+    const detail = "too many failed authentications from this address";
+    const p = problemOf("rate_limited", detail, req.id, undefined, { "retry-after": String(wait) });
+    return answer(req, reply, p);
+  }
+  const secret = bearerSecret(req.headers.authorization);
+  if (secret === undefined) {
+    return refuse(
+      req,
+      reply,
+      "missing credential: send Authorization: Bearer <API key or CLI token>",
+    );
+  }
+  const kind = parseCredential(secret);
+  const known = kind === "apiKey" || kind === "cliToken";
+  if (!known || (await o.credentials.verify(kind, secret)) === undefined) {
+    await o.failures.failed(req.ip);
+    return refuse(
+      req,
+      reply,
+      known
+        ? "unknown, revoked or expired credential"
+        : "the MCP endpoint takes a project API key (hk_…) or a CLI token (hc_…)",
+    );
+  }
+  return { kind, secret };
+}
+
+export function registerMcp(app: FastifyInstance, o: McpOptions): void {
   app.post("/mcp", async (req, reply) => {
-    const secret = bearerSecret(req.headers.authorization);
-    const kind = secret === undefined ? undefined : parseCredential(secret);
-    if (secret === undefined) {
-      return refuse(
-        req,
-        reply,
-        "missing credential: send Authorization: Bearer <API key or CLI token>",
-      );
-    }
-    if (kind !== "apiKey" && kind !== "cliToken") {
-      return refuse(
-        req,
-        reply,
-        "the MCP endpoint takes a project API key (hk_…) or a CLI token (hc_…)",
-      );
-    }
-    if ((await credentials.verify(kind, secret)) === undefined) {
-      return refuse(req, reply, "unknown, revoked or expired credential");
-    }
+    const who = await caller(req, reply, o);
+    if (!("secret" in who)) return who;
+    const { kind, secret } = who;
     const project = req.headers["herald-project"];
     const [{ createHeraldMcpServer }, { Herald }, { StreamableHTTPServerTransport }] =
       await mcpModules();

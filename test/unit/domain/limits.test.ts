@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { FailedAuthThrottle } from "../../../src/domain/failed-auth.ts";
 import { LoginLimiter } from "../../../src/domain/login-limiter.ts";
 import { rollupStatus } from "../../../src/domain/notification-status.ts";
 import { TokenBucketLimiter } from "../../../src/domain/token-bucket.ts";
@@ -20,7 +21,8 @@ describe("TokenBucketLimiter", () => {
 describe("LoginLimiter", () => {
   it("blocks an account after its failures, whatever the address, and not before", async () => {
     let now = 0;
-    const l = new LoginLimiter({ failuresPerAccount: 2, failuresPerAddress: 100 }, () => now);
+    const clock = () => now;
+    const l = new LoginLimiter(2, new FailedAuthThrottle(100, undefined, clock), clock);
     expect(await l.blocked("a@example.com", "1.1.1.1")).toBeUndefined();
     await l.failed("A@example.com", "1.1.1.1");
     await l.failed("a@example.com", "2.2.2.2");
@@ -28,6 +30,27 @@ describe("LoginLimiter", () => {
     expect(await l.blocked("b@example.com", "3.3.3.3")).toBeUndefined();
     now = 60_000;
     expect(await l.blocked("a@example.com", "3.3.3.3")).toBeUndefined();
+  });
+});
+
+describe("FailedAuthThrottle", () => {
+  it("blocks an address from its limit's failure until a minute after its first", async () => {
+    let now = 0;
+    const t = new FailedAuthThrottle(3, undefined, () => now);
+    await t.failed("1.1.1.1");
+    now = 10_000;
+    await t.failed("1.1.1.1");
+    expect(t.blockedFor("1.1.1.1")).toBeUndefined();
+    await t.failed("1.1.1.1");
+    expect(t.blockedFor("1.1.1.1")).toBe(50);
+    expect(t.blockedFor("2.2.2.2")).toBeUndefined();
+    now = 59_999;
+    expect(t.blockedFor("1.1.1.1")).toBe(1);
+    now = 60_000;
+    expect(t.blockedFor("1.1.1.1")).toBeUndefined();
+    // A new window: one failure is not a block.
+    await t.failed("1.1.1.1");
+    expect(t.blockedFor("1.1.1.1")).toBeUndefined();
   });
 });
 
