@@ -38,6 +38,8 @@ const supervisor = spawn(process.execPath, [join(root, "scripts/run.mjs"), "main
     HERALD_LOG_FORMAT: "json",
     HERALD_RATE_LIMIT_BURST: "100000",
     HERALD_RATE_LIMIT_PER_SECOND: "100000",
+    HERALD_ACCOUNT_RATE_BURST: "100000",
+    HERALD_ACCOUNT_RATE_PER_SECOND: "100000",
     HERALD_MONTHLY_QUOTA: "10000000",
   },
   stdio: ["ignore", "pipe", "inherit"],

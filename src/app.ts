@@ -75,9 +75,14 @@ function groupCommitOf(config: Config, metrics: Metrics) {
   };
 }
 
-/** The per-credential limit: shared through PostgreSQL by every process, or this one's own. */
-function rateLimiter(app: FastifyInstance, orm: Orm, config: Config): RateLimiter {
-  const { rateLimitBurst: burst, rateLimitPerSecond: perSecond } = config;
+/** A token bucket limit: shared through PostgreSQL by every process, or this one's own. */
+function rateLimiter(
+  app: FastifyInstance,
+  orm: Orm,
+  config: Config,
+  burst: number,
+  perSecond: number,
+): RateLimiter {
   if (!config.rateLimitShared) return new TokenBucketLimiter(burst, perSecond);
   const shared = new SharedRateLimiter(orm, burst, perSecond);
   app.addHook("onClose", () => shared.close());
@@ -199,7 +204,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       createLoggingInterceptor(app.log, metrics),
       createSessionCookieInterceptor(config.publicUrl),
       createAuthInterceptor(repos.credentials, config.publicUrl, failedAuth),
-      createRateLimitInterceptor(rateLimiter(app, orm, config)),
+      createRateLimitInterceptor(
+        rateLimiter(app, orm, config, config.rateLimitBurst, config.rateLimitPerSecond),
+        rateLimiter(
+          app,
+          orm,
+          config,
+          config.limits.accountRequestBurst,
+          config.limits.accountRequestsPerSecond,
+        ),
+      ),
       createValidateInterceptor(domainRules),
     ],
     contextValues: (req) =>

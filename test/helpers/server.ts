@@ -9,6 +9,7 @@ import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { type Sender, unconfiguredSender } from "../../src/delivery/senders/sender.ts";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
 import { uuidv7 } from "../../src/domain/ids.ts";
+import { defaultLimits, type Limits } from "../../src/domain/limits.ts";
 import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
 import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
 import type { FakeApns } from "../fakes/apns-server.ts";
@@ -52,6 +53,26 @@ export function defaultTestSenders(): Sender[] {
   ];
 }
 
+/**
+ * The limits tests run with: out of the way of tests about other things (a test of a limit sets
+ * its own), but for the webhook sends' deadline and caps, which every webhook test keeps.
+ */
+export const testLimits: Limits = {
+  ...defaultLimits,
+  accountRequestBurst: 100_000,
+  accountRequestsPerSecond: 100_000,
+  apiKeysPerProject: 10_000,
+  hooksPerProject: 10_000,
+  webhooksPerProject: 10_000,
+  cliTokensPerAccount: 10_000,
+  devicesPerAccount: 10_000,
+  scheduledPerProject: 1_000_000,
+  streamsPerDevice: 10_000,
+  streamsPerAccount: 10_000,
+  longPollsPerAccount: 10_000,
+  failedAuthPerMinute: 100_000,
+};
+
 /** The configuration tests run with: defaults, a free port, and limits out of the way. */
 function testConfig(overrides: Partial<Config>, databaseUrl: string): Config {
   return {
@@ -65,6 +86,7 @@ function testConfig(overrides: Partial<Config>, databaseUrl: string): Config {
     // The fake push service listens on 127.0.0.1; the endpoint rules have their own test.
     webPushHosts: [...loadConfig({}).webPushHosts, "127.0.0.1", "push.example.net"],
     webPushAllowPrivate: true,
+    limits: testLimits,
     ...overrides,
     databaseUrl,
   };

@@ -1,34 +1,60 @@
 /**
- * The per-credential token bucket. Runs after authentication (an unauthenticated caller has no
- * bucket). Every answer carries `RateLimit-Policy` and `RateLimit` (IETF httpapi draft), and a
- * refusal carries `Retry-After` and a RetryInfo detail.
+ * The token buckets: one per credential, and one per account shared by all of its credentials
+ * (so that more keys never buy more requests). Runs after authentication; a public call (sign-up,
+ * login steps) spends its client address's credential-sized bucket. Every answer carries
+ * `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) for the tighter of the two, and a
+ * refusal carries `Retry-After` and a RetryInfo detail, and names the limit it met.
  */
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { RateLimiter } from "../../domain/token-bucket.ts";
+import type { RateLimiter, TakeResult } from "../../domain/token-bucket.ts";
 import { heraldError } from "../../errors.ts";
 import { clientAddressKey, principalKey } from "../../services/context.ts";
 import { isProtocolService } from "../authz.ts";
 
-export function createRateLimitInterceptor(limiter: RateLimiter): Interceptor {
-  const window = Math.ceil(limiter.burst / limiter.perSecond);
-  const policy = `"credential";q=${limiter.burst};w=${window}`;
+interface Bucket {
+  name: "credential" | "account";
+  limiter: RateLimiter;
+}
+
+const windowOf = (l: RateLimiter) => Math.ceil(l.burst / l.perSecond);
+
+export function createRateLimitInterceptor(
+  credential: RateLimiter,
+  account: RateLimiter,
+): Interceptor {
+  const buckets: Bucket[] = [
+    { name: "credential", limiter: credential },
+    { name: "account", limiter: account },
+  ];
+  const policy = buckets
+    .map((b) => `"${b.name}";q=${b.limiter.burst};w=${windowOf(b.limiter)}`)
+    .join(", ");
   return (next) => async (req) => {
     // The gRPC protocol's health and reflection are as free as GET /readyz.
     if (isProtocolService(req.service)) return next(req);
-    // Authenticated calls spend their credential's tokens; public ones (sign-up, login steps)
-    // their client address's.
     const principal = req.contextValues.get(principalKey);
-    const r = await limiter.take(
-      principal ? principal.credentialId : `addr:${req.contextValues.get(clientAddressKey)}`,
-    );
+    const keys = principal
+      ? [principal.credentialId, `account:${principal.accountId}`]
+      : [`addr:${req.contextValues.get(clientAddressKey)}`];
+    // The credential's bucket first, then the account's: a request refused by its credential's
+    // limit spends nothing of the account's.
+    let tightest: { bucket: Bucket; r: TakeResult } | undefined;
+    for (const [i, key] of keys.entries()) {
+      const bucket = buckets[i] as Bucket;
+      const r = await bucket.limiter.take(key);
+      if (!tightest || !r.allowed || r.remaining < tightest.r.remaining) tightest = { bucket, r };
+      if (!r.allowed) break;
+    }
+    const { bucket, r } = tightest as { bucket: Bucket; r: TakeResult };
     const headers = {
       "ratelimit-policy": policy,
-      ratelimit: `"credential";r=${r.remaining};t=${r.allowed ? r.resetSeconds : r.retryAfterSeconds}`,
+      ratelimit: `"${bucket.name}";r=${r.remaining};t=${r.allowed ? r.resetSeconds : r.retryAfterSeconds}`,
     };
     if (!r.allowed) {
+      const l = bucket.limiter;
       throw heraldError(
         "rate_limited",
-        `rate limit of ${limiter.burst} requests, refilled at ${limiter.perSecond}/s, exceeded`,
+        `${bucket.name === "account" ? "the account's" : "this credential's"} rate limit of ${l.burst} requests, refilled at ${l.perSecond}/s, exceeded`,
         {
           retryAfterSeconds: r.retryAfterSeconds,
           metadata: { ...headers, "retry-after": String(r.retryAfterSeconds) },
