@@ -89,6 +89,15 @@ function rateLimiter(
   return shared;
 }
 
+/** The per-credential and per-account buckets. */
+function rateLimits(app: FastifyInstance, orm: Orm, config: Config) {
+  const { accountRequestBurst, accountRequestsPerSecond } = config.limits;
+  return createRateLimitInterceptor(
+    rateLimiter(app, orm, config, config.rateLimitBurst, config.rateLimitPerSecond),
+    rateLimiter(app, orm, config, accountRequestBurst, accountRequestsPerSecond),
+  );
+}
+
 /** Failed-login throttles: shared through PostgreSQL with the rate limit, or this process's. */
 function loginLimiter(orm: Orm, config: Config, addresses: FailedAuthThrottle): LoginLimiter {
   if (!config.rateLimitShared) return new LoginLimiter(config.loginFailuresPerAccount, addresses);
