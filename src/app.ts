@@ -213,16 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       createLoggingInterceptor(app.log, metrics),
       createSessionCookieInterceptor(config.publicUrl),
       createAuthInterceptor(repos.credentials, config.publicUrl, failedAuth),
-      createRateLimitInterceptor(
-        rateLimiter(app, orm, config, config.rateLimitBurst, config.rateLimitPerSecond),
-        rateLimiter(
-          app,
-          orm,
-          config,
-          config.limits.accountRequestBurst,
-          config.limits.accountRequestsPerSecond,
-        ),
-      ),
+      rateLimits(app, orm, config),
       createValidateInterceptor(domainRules),
     ],
     contextValues: (req) =>
