@@ -50,6 +50,11 @@ export const catalogue = {
     title: "Idempotency key reused with a different request",
   },
   already_exists: { connect: Code.AlreadyExists, status: 409, title: "Already exists" },
+  limit_exceeded: {
+    connect: Code.ResourceExhausted,
+    status: 409,
+    title: "A limit of the account or project is reached",
+  },
   failed_precondition: {
     connect: Code.FailedPrecondition,
     status: 409,
@@ -94,12 +99,17 @@ export interface HeraldErrorOptions {
   metadata?: ConstructorParameters<typeof Headers>[0];
   /** The original error, for logs only: never sent to the client. */
   cause?: unknown;
+  /** ErrorInfo's metadata: machine-readable facts of the error (a limit's name and value). */
+  info?: Record<string, string>;
 }
 
 /** Creates the ConnectError for a catalogue code, with ErrorInfo and, if any, field violations. */
 export function heraldError(code: ErrorCode, detail: string, opts: HeraldErrorOptions = {}) {
   const details: ConstructorParameters<typeof ConnectError>[3] = [
-    { desc: ErrorInfoSchema, value: { reason: code, domain: errorDomain } },
+    {
+      desc: ErrorInfoSchema,
+      value: { reason: code, domain: errorDomain, metadata: opts.info ?? {} },
+    },
   ];
   if (opts.violations && opts.violations.length > 0) {
     details.push({
@@ -148,6 +158,8 @@ export interface PublicError {
   detail: string;
   violations: FieldViolation[];
   retryAfterSeconds: number | undefined;
+  /** ErrorInfo's metadata (a limit's name and value). */
+  info: Record<string, string>;
 }
 
 /**
@@ -174,5 +186,6 @@ export function publicError(err: unknown): PublicError {
     detail: exposed ? ce.rawMessage : "An internal error occurred; quote the request_id.",
     violations,
     retryAfterSeconds: retry ? Number(retry.seconds) : undefined,
+    info: info?.metadata ?? {},
   };
 }

@@ -32,7 +32,11 @@ export function problemFor(err: unknown, requestId: string): Problem {
     }
   }
   if (pub.retryAfterSeconds !== undefined) headers["retry-after"] ??= String(pub.retryAfterSeconds);
-  return problemOf(pub.code, pub.detail, requestId, pub.violations, headers);
+  const p = problemOf(pub.code, pub.detail, requestId, pub.violations, headers);
+  // A limit's refusal names it, as members a program can read: {"limit": …, "value": …}.
+  if (pub.info.limit !== undefined)
+    Object.assign(p.body, { limit: pub.info.limit, value: Number(pub.info.value) });
+  return p;
 }
 
 export function problemOf(

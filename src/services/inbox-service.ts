@@ -13,10 +13,12 @@ import {
 } from "../../gen/herald/v1/inbox_service_pb.ts";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
-import type { DeviceRepository } from "../db/repositories/devices.ts";
+import type { DeviceRepository, DeviceRow } from "../db/repositories/devices.ts";
 import type { NotificationRepository, NotificationRow } from "../db/repositories/notifications.ts";
+import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { StreamHub } from "../delivery/stream-hub.ts";
+import type { Limits } from "../domain/limits.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
@@ -32,6 +34,9 @@ export interface InboxDeps {
   hub: StreamHub;
   /** At most this long between two messages of a stream (≤ 30 s). */
   keepaliveMs: number;
+  /** Live streams, counted against the device's and the account's caps in every process. */
+  openCalls: OpenCallRepository;
+  limits: Pick<Limits, "streamsPerDevice" | "streamsPerAccount">;
 }
 
 /**
@@ -72,6 +77,13 @@ const keepalive = (): SubscribeResponse =>
 
 export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxService> {
   const { deliveries, queue, devices, notifications, projects, hub, keepaliveMs } = deps;
+  const openStream = (device: { id: string; accountId: string }) =>
+    deps.openCalls.open(
+      "stream",
+      device.accountId,
+      { limit: "streamsPerAccount", value: deps.limits.streamsPerAccount },
+      { id: device.id, cap: { limit: "streamsPerDevice", value: deps.limits.streamsPerDevice } },
+    );
 
   /**
    * The notification is this device's. A notification handed over in memory reaches a stream
@@ -110,20 +122,25 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     return device;
   };
 
+  /** The stream's inbox, told by the hub of what reaches the device. */
+  const register = (device: DeviceRow, inbox: StreamInbox) =>
+    hub.subscribe({
+      deviceId: device.id,
+      filter: filterOf(device),
+      reload: async () => filterOf(await devices.get(device.accountId, device.id)),
+      onIds: (ids) => inbox.committed(ids),
+      onRow: (row) => inbox.handed(row),
+      onRepeat: (ids) => inbox.repeated(ids),
+      onCleared: (id, by) => inbox.cleared(id, by),
+    });
+
   return {
     async *subscribe(req, ctx) {
       const device = await streamDevice(ctx, req.since);
+      const call = await openStream(device);
       const inbox = new StreamInbox(device.id);
       // Register before catching up so nothing published meanwhile is missed.
-      const unsubscribe = hub.subscribe({
-        deviceId: device.id,
-        filter: filterOf(device),
-        reload: async () => filterOf(await devices.get(device.accountId, device.id)),
-        onIds: (ids) => inbox.committed(ids),
-        onRow: (row) => inbox.handed(row),
-        onRepeat: (ids) => inbox.repeated(ids),
-        onCleared: (id, by) => inbox.cleared(id, by),
-      });
+      const unsubscribe = register(device, inbox);
       // The call ends when the client goes or the server begins to shut down.
       const ended = AbortSignal.any([ctx.signal, hub.ending]);
       try {
@@ -134,6 +151,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         const backlog = new Backlog((after) => queue.streamBacklog(device.id, { since, after }));
         inbox.committed(await backlog.next());
         while (!ended.aborted) {
+          call.touch();
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
           const handed = inbox.takeHanded();
           for (const row of handed) yield notificationMessage(row);
@@ -168,6 +186,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         if (hub.ending.aborted && !ctx.signal.aborted) throw shuttingDown();
       } finally {
         unsubscribe();
+        await call.close();
       }
     },
 

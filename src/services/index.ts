@@ -96,6 +96,12 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   );
   router.service(
     InboxService,
-    createInboxService({ ...repos, queue, hub, keepaliveMs: config.streamKeepaliveMs }),
+    createInboxService({
+      ...repos,
+      queue,
+      hub,
+      keepaliveMs: config.streamKeepaliveMs,
+      limits: config.limits,
+    }),
   );
 }

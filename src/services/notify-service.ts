@@ -11,12 +11,14 @@ import {
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { Config } from "../config.ts";
 import type { CancelOutcome } from "../db/queue/schedule.ts";
+import { limitExceeded } from "../db/repositories/caps.ts";
 import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
 import type {
   NotificationRepository,
   NotificationRow,
   PublishResult,
 } from "../db/repositories/notifications.ts";
+import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { QuotaLedger } from "../db/repositories/quota.ts";
 import type { UsageRepository } from "../db/repositories/usage.ts";
@@ -30,7 +32,7 @@ import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { notificationWithDeliveries } from "./notification-view.ts";
 import { type AwaitNews, createWaitForResponse } from "./responses.ts";
-import { projectScope } from "./scope.ts";
+import { principalOf, projectScope } from "./scope.ts";
 
 const defaultPageSize = 20;
 
@@ -87,6 +89,8 @@ export interface NotifyDeps {
   awaitNews: AwaitNews;
   /** Cancels what of a notification was not sent (db/queue/schedule.ts). */
   cancel: (projectId: string, id: string) => Promise<CancelOutcome>;
+  /** Long polls, counted against the account's cap in every process. */
+  openCalls: OpenCallRepository;
   config: Config;
 }
 
@@ -182,6 +186,18 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
   };
   const withDeliveries = (projectId: string, id: string) =>
     notificationWithDeliveries(store, deliveries, projectId, id);
+  /** Room for one more scheduled notification; a retry of an earlier publish gets its replay. */
+  const scheduledRoom = async (projectId: string, key: string | null, fp: Buffer | undefined) => {
+    const cap = config.limits.scheduledPerProject;
+    if ((await store.scheduledCount(projectId)) < cap) return;
+    if (key !== null && fp && (await store.lookupClaim(projectId, key, fp))) return;
+    throw limitExceeded("scheduledPerProject", cap);
+  };
+  const openPoll = (ctx: HandlerContext) =>
+    deps.openCalls.open("long_poll", principalOf(ctx).accountId, {
+      limit: "longPollsPerAccount",
+      value: config.limits.longPollsPerAccount,
+    });
   return {
     async notify(req, ctx) {
       const { projectId, accountId } = await projectScope(ctx, projects);
@@ -195,6 +211,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
       const key = ctx.requestHeader.get("idempotency-key");
       const fingerprint = key === null ? undefined : fingerprintOf(req);
       let result: PublishResult;
+      if (row.status === "scheduled") await scheduledRoom(projectId, key, fingerprint);
       if (!(await quota.take(accountId, now))) {
         // Over quota, a retry of an earlier publish still gets its replay.
         const earlier =
@@ -248,7 +265,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
       return { notification: await withDeliveries(projectId, req.id) };
     },
 
-    waitForResponse: createWaitForResponse({ projectOf, withDeliveries, awaitNews }),
+    waitForResponse: createWaitForResponse({ projectOf, withDeliveries, awaitNews, openPoll }),
 
     async listNotifications(req, ctx) {
       const limit = req.pageSize || defaultPageSize;

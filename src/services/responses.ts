@@ -18,6 +18,7 @@ import type {
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import type { NotificationRepository, NotificationRow } from "../db/repositories/notifications.ts";
+import type { OpenCall } from "../db/repositories/open-calls.ts";
 import { answerDeadline, answerViolation } from "../domain/actions.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
@@ -52,29 +53,47 @@ export function createWaitForResponse(deps: {
   projectOf: (ctx: HandlerContext) => Promise<string>;
   withDeliveries: (projectId: string, id: string) => Promise<Notification>;
   awaitNews: AwaitNews;
+  /** Counts the wait against the account's long polls (limit_exceeded past the cap). */
+  openPoll: (ctx: HandlerContext) => Promise<OpenCall>;
 }) {
   return async (
     req: WaitForResponseRequest,
     ctx: HandlerContext,
   ): Promise<MessageInitShape<typeof WaitForResponseResponseSchema>> => {
     const projectId = await deps.projectOf(ctx);
-    const end = Date.now() + (req.timeoutSeconds || defaultTimeoutSeconds) * 1000;
-    for (;;) {
-      const n = await deps.withDeliveries(projectId, req.id);
-      if (n.actions.length === 0) {
-        throw heraldError(
-          "failed_precondition",
-          `notification ${req.id} has no actions: there is no answer to wait for`,
-        );
-      }
-      const now = new Date();
-      const outcome = outcomeOf(n, now);
-      if (outcome) return { outcome, notification: n };
-      const left = Math.min(end, deadlineOf(n).getTime() + 10) - now.getTime();
-      if (left <= 0 || ctx.signal.aborted) return { outcome: "waiting", notification: n };
-      await deps.awaitNews(req.id, Math.min(left, rereadMs), ctx.signal);
+    const call = await deps.openPoll(ctx);
+    try {
+      return await waitFor(req, ctx, projectId, deps, call);
+    } finally {
+      await call.close();
     }
   };
+}
+
+async function waitFor(
+  req: WaitForResponseRequest,
+  ctx: HandlerContext,
+  projectId: string,
+  deps: Parameters<typeof createWaitForResponse>[0],
+  call: OpenCall,
+): Promise<MessageInitShape<typeof WaitForResponseResponseSchema>> {
+  const end = Date.now() + (req.timeoutSeconds || defaultTimeoutSeconds) * 1000;
+  for (;;) {
+    call.touch();
+    const n = await deps.withDeliveries(projectId, req.id);
+    if (n.actions.length === 0) {
+      throw heraldError(
+        "failed_precondition",
+        `notification ${req.id} has no actions: there is no answer to wait for`,
+      );
+    }
+    const now = new Date();
+    const outcome = outcomeOf(n, now);
+    if (outcome) return { outcome, notification: n };
+    const left = Math.min(end, deadlineOf(n).getTime() + 10) - now.getTime();
+    if (left <= 0 || ctx.signal.aborted) return { outcome: "waiting", notification: n };
+    await deps.awaitNews(req.id, Math.min(left, rereadMs), ctx.signal);
+  }
 }
 
 /** Why a second answer was not taken, naming what came first. */

@@ -13,6 +13,7 @@ import { Migration0012Acknowledgements } from "./0012-acknowledgements.ts";
 import { Migration0013ClearPushes } from "./0013-clear-pushes.ts";
 import { Migration0014Responses } from "./0014-responses.ts";
 import { Migration0015WebhookFairness } from "./0015-webhook-fairness.ts";
+import { Migration0016AccountLimits } from "./0016-account-limits.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   { name: "0013-clear-pushes", class: Migration0013ClearPushes },
   { name: "0014-responses", class: Migration0014Responses },
   { name: "0015-webhook-fairness", class: Migration0015WebhookFairness },
+  { name: "0016-account-limits", class: Migration0016AccountLimits },
 ];

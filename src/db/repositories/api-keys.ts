@@ -2,19 +2,25 @@
  * Project API keys: minted here, the secret returned once to the caller, only its digest
  * written. (Verification, on every request, is credential-verifier.ts.)
  */
+
 import { digestCredential, displayPrefix, mintCredential } from "../../domain/credentials.ts";
 import { uuidv7 } from "../../domain/ids.ts";
+import { defaultLimits } from "../../domain/limits.ts";
 import { ApiKey } from "../entities/api-key.ts";
 import { Project } from "../entities/project.ts";
 import type { Orm } from "../orm.ts";
+import { underCap } from "./caps.ts";
 
 export type ApiKeyRow = InstanceType<typeof ApiKey.class>;
 
 export class ApiKeyRepository {
   readonly #orm: Orm;
+  readonly #max: number;
 
-  constructor(orm: Orm) {
+  /** `max`: live keys per project (HERALD_MAX_API_KEYS). */
+  constructor(orm: Orm, max = defaultLimits.apiKeysPerProject) {
     this.#orm = orm;
+    this.#max = max;
   }
 
   async create(
@@ -23,20 +29,29 @@ export class ApiKeyRepository {
     scopes: readonly string[],
     expiresAt: Date | null = null,
   ): Promise<{ secret: string; key: ApiKeyRow }> {
-    const em = this.#orm.em.fork();
-    const secret = mintCredential("apiKey");
-    const key = em.create(ApiKey, {
-      id: uuidv7(),
-      projectId,
-      name,
-      secretDigest: digestCredential(secret),
-      displayPrefix: displayPrefix(secret),
-      scopes: [...scopes],
-      createdAt: new Date(),
-      expiresAt,
+    const cap = {
+      limit: "apiKeysPerProject" as const,
+      value: this.#max,
+      scope: projectId,
+      count: `select count(*) as n from api_key where project_id = ? and revoked_at is null
+                and (expires_at is null or expires_at > now())`,
+      params: [projectId],
+    };
+    return underCap(this.#orm, cap, async (em) => {
+      const secret = mintCredential("apiKey");
+      const key = em.create(ApiKey, {
+        id: uuidv7(),
+        projectId,
+        name,
+        secretDigest: digestCredential(secret),
+        displayPrefix: displayPrefix(secret),
+        scopes: [...scopes],
+        createdAt: new Date(),
+        expiresAt,
+      });
+      await em.flush();
+      return { secret, key };
     });
-    await em.flush();
-    return { secret, key };
   }
 
   async list(projectId: string): Promise<ApiKeyRow[]> {

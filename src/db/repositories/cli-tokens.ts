@@ -2,18 +2,24 @@
  * CLI tokens: an account's credentials for the CLI and SDK, minted by a password login or an
  * approved device login. The secret is returned once; only its digest is written.
  */
+
 import { digestCredential, displayPrefix, mintCredential } from "../../domain/credentials.ts";
 import { uuidv7 } from "../../domain/ids.ts";
+import { defaultLimits } from "../../domain/limits.ts";
 import { CliToken } from "../entities/cli-token.ts";
 import type { Orm } from "../orm.ts";
+import { underCap } from "./caps.ts";
 
 export type CliTokenRow = InstanceType<typeof CliToken.class>;
 
 export class CliTokenRepository {
   readonly #orm: Orm;
+  readonly #max: number;
 
-  constructor(orm: Orm) {
+  /** `max`: live CLI tokens per account (HERALD_MAX_CLI_TOKENS). */
+  constructor(orm: Orm, max = defaultLimits.cliTokensPerAccount) {
     this.#orm = orm;
+    this.#max = max;
   }
 
   /** A new token; `session` for a signed-in console (its secret goes in a cookie). */
@@ -23,20 +29,30 @@ export class CliTokenRepository {
     kind: "cli" | "session" = "cli",
     expiresAt: Date | null = null,
   ): Promise<{ secret: string; token: CliTokenRow }> {
-    const em = this.#orm.em.fork();
-    const secret = mintCredential("cliToken");
-    const token = em.create(CliToken, {
-      id: uuidv7(),
-      accountId,
-      name,
-      kind,
-      secretDigest: digestCredential(secret),
-      displayPrefix: displayPrefix(secret),
-      createdAt: new Date(),
-      expiresAt,
+    // Console sessions end on their own (their max age); CLI tokens are capped per account.
+    const cap = {
+      limit: "cliTokensPerAccount" as const,
+      value: kind === "cli" ? this.#max : Number.MAX_SAFE_INTEGER,
+      scope: accountId,
+      count: `select count(*) as n from cli_token where account_id = ? and kind = 'cli'
+                and revoked_at is null and (expires_at is null or expires_at > now())`,
+      params: [accountId],
+    };
+    return underCap(this.#orm, cap, async (em) => {
+      const secret = mintCredential("cliToken");
+      const token = em.create(CliToken, {
+        id: uuidv7(),
+        accountId,
+        name,
+        kind,
+        secretDigest: digestCredential(secret),
+        displayPrefix: displayPrefix(secret),
+        createdAt: new Date(),
+        expiresAt,
+      });
+      await em.flush();
+      return { secret, token };
     });
-    await em.flush();
-    return { secret, token };
   }
 
   async list(accountId: string): Promise<CliTokenRow[]> {

@@ -4,11 +4,14 @@
  * registering a token that another device row holds signs that row out, so one physical device
  * is never registered twice.
  */
+
 import { digestCredential, displayPrefix, mintCredential } from "../../domain/credentials.ts";
 import { uuidv7 } from "../../domain/ids.ts";
+import { defaultLimits } from "../../domain/limits.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
 import { Device } from "../entities/device.ts";
 import type { Orm } from "../orm.ts";
+import { underCap } from "./caps.ts";
 
 export type DeviceRow = InstanceType<typeof Device.class>;
 
@@ -19,9 +22,13 @@ export class DeviceRepository {
   readonly #orm: Orm;
   readonly #ring: PushTokenKeyRing;
 
-  constructor(orm: Orm, ring: PushTokenKeyRing) {
+  readonly #max: number;
+
+  /** `max`: signed-in devices per account (HERALD_MAX_DEVICES). */
+  constructor(orm: Orm, ring: PushTokenKeyRing, max = defaultLimits.devicesPerAccount) {
     this.#orm = orm;
     this.#ring = ring;
+    this.#max = max;
   }
 
   async create(
@@ -29,23 +36,31 @@ export class DeviceRepository {
     name: string,
     platform: string,
   ): Promise<{ credential: string; device: DeviceRow }> {
-    const em = this.#orm.em.fork();
-    const credential = mintCredential("device");
-    const device = em.create(Device, {
-      id: uuidv7(),
-      accountId,
-      name,
-      platform,
-      credentialDigest: digestCredential(credential),
-      credentialPrefix: displayPrefix(credential),
-      tokenLast4: "",
-      topics: [],
-      enabled: true,
-      disabledReason: "",
-      createdAt: new Date(),
+    const cap = {
+      limit: "devicesPerAccount" as const,
+      value: this.#max,
+      scope: accountId,
+      count: "select count(*) as n from device where account_id = ? and signed_out_at is null",
+      params: [accountId],
+    };
+    return underCap(this.#orm, cap, async (em) => {
+      const credential = mintCredential("device");
+      const device = em.create(Device, {
+        id: uuidv7(),
+        accountId,
+        name,
+        platform,
+        credentialDigest: digestCredential(credential),
+        credentialPrefix: displayPrefix(credential),
+        tokenLast4: "",
+        topics: [],
+        enabled: true,
+        disabledReason: "",
+        createdAt: new Date(),
+      });
+      await em.flush();
+      return { credential, device };
     });
-    await em.flush();
-    return { credential, device };
   }
 
   /** A signed-in device of the account. */

@@ -62,6 +62,15 @@ export class NotificationRepository {
   }
 
   /** The replay (or mismatch) an earlier request with this key gives, if the key is in use. */
+  /** The project's notifications scheduled and not yet due (capped per project). */
+  async scheduledCount(projectId: string): Promise<number> {
+    const [row] = await this.#db.execute<{ n: string }[]>(
+      "select count(*) as n from notification where project_id = ? and status = 'scheduled'",
+      [projectId],
+    );
+    return Number(row?.n ?? 0);
+  }
+
   lookupClaim(projectId: string, key: string, fingerprint: Buffer) {
     return lookupClaim(this.#db, projectId, key, fingerprint);
   }

@@ -5,10 +5,13 @@
  * statement names the project, so one project's credential never reaches another's endpoints.
  * Raw SQL over tables the entity model does not need.
  */
+
 import { randomBytes } from "node:crypto";
 import { uuidv7 } from "../../domain/ids.ts";
+import { defaultLimits } from "../../domain/limits.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
 import type { Orm } from "../orm.ts";
+import { underCap } from "./caps.ts";
 
 export interface WebhookEndpointRow {
   id: string;
@@ -43,10 +46,13 @@ export function mintWebhookSecret(): string {
 export class WebhookRepository {
   readonly #orm: Orm;
   readonly #keys: PushTokenKeyRing;
+  readonly #max: number;
 
-  constructor(orm: Orm, keys: PushTokenKeyRing) {
+  /** `max`: endpoints per project (HERALD_MAX_WEBHOOKS). */
+  constructor(orm: Orm, keys: PushTokenKeyRing, max = defaultLimits.webhooksPerProject) {
     this.#orm = orm;
     this.#keys = keys;
+    this.#max = max;
   }
 
   get #db() {
@@ -62,11 +68,20 @@ export class WebhookRepository {
     const id = uuidv7();
     const secret = mintWebhookSecret();
     const sealed = this.#keys.seal(secret, `webhook:${id}`);
-    const [row] = await this.#db.execute<WebhookEndpointRow[]>(
-      `insert into webhook_endpoint (id, project_id, url, event_types, description, secret_key_id, secret_box)
-       values (?, ?, ?, array(select jsonb_array_elements_text(?::jsonb)), ?, ?, ?)
-       returning ${columns}`,
-      [id, projectId, url, JSON.stringify(eventTypes), description, sealed.keyId, sealed.box],
+    const cap = {
+      limit: "webhooksPerProject" as const,
+      value: this.#max,
+      scope: projectId,
+      count: "select count(*) as n from webhook_endpoint where project_id = ?",
+      params: [projectId],
+    };
+    const [row] = await underCap(this.#orm, cap, (em) =>
+      em.execute<WebhookEndpointRow[]>(
+        `insert into webhook_endpoint (id, project_id, url, event_types, description, secret_key_id, secret_box)
+         values (?, ?, ?, array(select jsonb_array_elements_text(?::jsonb)), ?, ?, ?)
+         returning ${columns}`,
+        [id, projectId, url, JSON.stringify(eventTypes), description, sealed.keyId, sealed.box],
+      ),
     );
     return { endpoint: row as WebhookEndpointRow, secret };
   }
