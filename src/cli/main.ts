@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Command } from "./command.ts";
-import { accountDelete, tokensList } from "./commands/account.ts";
+import { accountDelete, accountPassword, tokensList } from "./commands/account.ts";
 import { ask } from "./commands/ask.ts";
 import { login, logout, whoami } from "./commands/auth.ts";
 import { devices } from "./commands/devices.ts";
@@ -38,6 +38,7 @@ const commands: Command[] = [
   ...devices,
   ...history,
   tokensList,
+  accountPassword,
   accountDelete,
 ];
 

@@ -68,12 +68,21 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       }
       await accounts.setPasswordHash(accountId, await hashPassword(req.password));
       const { secret, token } = await cliTokens.mint(accountId, consoleName(ctx), "session");
-      // A password reset (the operator printed a new link): the other sessions end with it.
-      await cliTokens.revokeSessions(accountId, token.id);
+      // A password reset (the operator printed a new link): the other sessions end with it,
+      // and the CLI tokens unless kept.
+      const ended = await cliTokens.revokeAfterPasswordChange(
+        accountId,
+        token.id,
+        req.keepCliTokens,
+      );
       startSession(ctx, secret);
       const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
-      return { account: accountToProto(account, (await projects.defaultOf(accountId)).id) };
+      return {
+        account: accountToProto(account, (await projects.defaultOf(accountId)).id),
+        sessionsEnded: ended.sessions,
+        cliTokensRevoked: ended.cliTokens,
+      };
     },
 
     async changePassword(req, ctx) {
@@ -82,7 +91,12 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       if (!account) throw heraldError("not_found", "account not found");
       await confirmPassword(deps, ctx, account.email, req.currentPassword, "current_password");
       await accounts.setPasswordHash(accountId, await hashPassword(req.newPassword));
-      return { sessionsEnded: await cliTokens.revokeSessions(accountId, credentialId) };
+      const ended = await cliTokens.revokeAfterPasswordChange(
+        accountId,
+        credentialId,
+        req.keepCliTokens,
+      );
+      return { sessionsEnded: ended.sessions, cliTokensRevoked: ended.cliTokens };
     },
 
     deleteAccount: (req, ctx) => deleteAccount(deps, req, ctx),

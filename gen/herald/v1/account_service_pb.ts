@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/account_service.proto.
  */
 export const file_herald_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiWQoURGVsZXRlQWNjb3VudFJlcXVlc3QSIgoNY29uZmlybV9lbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjYKFURlbGV0ZUFjY291bnRSZXNwb25zZRIdChVub3RpZmljYXRpb25zX2RlbGV0ZWQYASABKAMiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiLAoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEhMKC3NpZ251cF9vcGVuGAEgASgIIlQKGUNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QSGQoFdG9rZW4YASABKAlCCrpIB3IFEAEYgAESHAoIcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiQQoaQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50Il0KFUNoYW5nZVBhc3N3b3JkUmVxdWVzdBIiChBjdXJyZW50X3Bhc3N3b3JkGAEgASgJQgi6SAVyAxiAAhIgCgxuZXdfcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAIiMAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRIWCg5zZXNzaW9uc19lbmRlZBgBIAEoBSJLCg1TaWduVXBSZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACIjUKDlNpZ25VcFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCITChFHZXRBY2NvdW50UmVxdWVzdCI5ChJHZXRBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50IhEKD0dldFVzYWdlUmVxdWVzdCK7AQoQR2V0VXNhZ2VSZXNwb25zZRIMCgRwbGFuGAEgASgJEhoKEm5vdGlmaWNhdGlvbnNfdXNlZBgCIAEoBRIbChNub3RpZmljYXRpb25zX3F1b3RhGAMgASgFEjAKDHBlcmlvZF9zdGFydBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAymQYKDkFjY291bnRTZXJ2aWNlEl8KBlNpZ25VcBIYLmhlcmFsZC52MS5TaWduVXBSZXF1ZXN0GhkuaGVyYWxkLnYxLlNpZ25VcFJlc3BvbnNlIiCC0+STAho6ASpiB2FjY291bnQiDC92MS9hY2NvdW50cxJqCgpHZXRBY2NvdW50EhwuaGVyYWxkLnYxLkdldEFjY291bnRSZXF1ZXN0Gh0uaGVyYWxkLnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBgtPkkwIWYgdhY2NvdW50EgsvdjEvYWNjb3VudBJZCghHZXRVc2FnZRIaLmhlcmFsZC52MS5HZXRVc2FnZVJlcXVlc3QaGy5oZXJhbGQudjEuR2V0VXNhZ2VSZXNwb25zZSIUkAIBgtPkkwILEgkvdjEvdXNhZ2USaQoNR2V0U2VydmVySW5mbxIfLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBogLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2UiFZACAYLT5JMCDBIKL3YxL3NlcnZlchKIAQoSQ29tcGxldGVPd25lclNldHVwEiQuaGVyYWxkLnYxLkNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QaJS5oZXJhbGQudjEuQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2UiJYLT5JMCHzoBKmIHYWNjb3VudCIRL3YxL2FjY291bnQvc2V0dXASdgoOQ2hhbmdlUGFzc3dvcmQSIC5oZXJhbGQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiEuaGVyYWxkLnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmQScQoNRGVsZXRlQWNjb3VudBIfLmhlcmFsZC52MS5EZWxldGVBY2NvdW50UmVxdWVzdBogLmhlcmFsZC52MS5EZWxldGVBY2NvdW50UmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL2FjY291bnQvZGVsZXRlYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
+  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiWQoURGVsZXRlQWNjb3VudFJlcXVlc3QSIgoNY29uZmlybV9lbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjYKFURlbGV0ZUFjY291bnRSZXNwb25zZRIdChVub3RpZmljYXRpb25zX2RlbGV0ZWQYASABKAMiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiLAoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEhMKC3NpZ251cF9vcGVuGAEgASgIIm0KGUNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QSGQoFdG9rZW4YASABKAlCCrpIB3IFEAEYgAESHAoIcGFzc3dvcmQYAiABKAlCCrpIB3IFEAwYgAISFwoPa2VlcF9jbGlfdG9rZW5zGAMgASgIInUKGkNvbXBsZXRlT3duZXJTZXR1cFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudBIWCg5zZXNzaW9uc19lbmRlZBgCIAEoBRIaChJjbGlfdG9rZW5zX3Jldm9rZWQYAyABKAUidgoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EiIKEGN1cnJlbnRfcGFzc3dvcmQYASABKAlCCLpIBXIDGIACEiAKDG5ld19wYXNzd29yZBgCIAEoCUIKukgHcgUQDBiAAhIXCg9rZWVwX2NsaV90b2tlbnMYAyABKAgiTAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRIWCg5zZXNzaW9uc19lbmRlZBgBIAEoBRIaChJjbGlfdG9rZW5zX3Jldm9rZWQYAiABKAUiSwoNU2lnblVwUmVxdWVzdBIcCgVlbWFpbBgBIAEoCUINukgKyAEBcgUY/gFgARIcCghwYXNzd29yZBgCIAEoCUIKukgHcgUQDBiAAiI1Cg5TaWduVXBSZXNwb25zZRIjCgdhY2NvdW50GAEgASgLMhIuaGVyYWxkLnYxLkFjY291bnQiEwoRR2V0QWNjb3VudFJlcXVlc3QiOQoSR2V0QWNjb3VudFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCIRCg9HZXRVc2FnZVJlcXVlc3QiuwEKEEdldFVzYWdlUmVzcG9uc2USDAoEcGxhbhgBIAEoCRIaChJub3RpZmljYXRpb25zX3VzZWQYAiABKAUSGwoTbm90aWZpY2F0aW9uc19xdW90YRgDIAEoBRIwCgxwZXJpb2Rfc3RhcnQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMpkGCg5BY2NvdW50U2VydmljZRJfCgZTaWduVXASGC5oZXJhbGQudjEuU2lnblVwUmVxdWVzdBoZLmhlcmFsZC52MS5TaWduVXBSZXNwb25zZSIggtPkkwIaOgEqYgdhY2NvdW50IgwvdjEvYWNjb3VudHMSagoKR2V0QWNjb3VudBIcLmhlcmFsZC52MS5HZXRBY2NvdW50UmVxdWVzdBodLmhlcmFsZC52MS5HZXRBY2NvdW50UmVzcG9uc2UiH5ACAYLT5JMCFmIHYWNjb3VudBILL3YxL2FjY291bnQSWQoIR2V0VXNhZ2USGi5oZXJhbGQudjEuR2V0VXNhZ2VSZXF1ZXN0GhsuaGVyYWxkLnYxLkdldFVzYWdlUmVzcG9uc2UiFJACAYLT5JMCCxIJL3YxL3VzYWdlEmkKDUdldFNlcnZlckluZm8SHy5oZXJhbGQudjEuR2V0U2VydmVySW5mb1JlcXVlc3QaIC5oZXJhbGQudjEuR2V0U2VydmVySW5mb1Jlc3BvbnNlIhWQAgGC0+STAgwSCi92MS9zZXJ2ZXISiAEKEkNvbXBsZXRlT3duZXJTZXR1cBIkLmhlcmFsZC52MS5Db21wbGV0ZU93bmVyU2V0dXBSZXF1ZXN0GiUuaGVyYWxkLnYxLkNvbXBsZXRlT3duZXJTZXR1cFJlc3BvbnNlIiWC0+STAh86ASpiB2FjY291bnQiES92MS9hY2NvdW50L3NldHVwEnYKDkNoYW5nZVBhc3N3b3JkEiAuaGVyYWxkLnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBohLmhlcmFsZC52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlIh+C0+STAhk6ASoiFC92MS9hY2NvdW50L3Bhc3N3b3JkEnEKDURlbGV0ZUFjY291bnQSHy5oZXJhbGQudjEuRGVsZXRlQWNjb3VudFJlcXVlc3QaIC5oZXJhbGQudjEuRGVsZXRlQWNjb3VudFJlc3BvbnNlIh2C0+STAhc6ASoiEi92MS9hY2NvdW50L2RlbGV0ZWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
 
 /**
  * Request to delete the caller's account.
@@ -122,6 +122,14 @@ export type CompleteOwnerSetupRequest = Message<"herald.v1.CompleteOwnerSetupReq
    * @generated from field: string password = 2;
    */
   password: string;
+
+  /**
+   * Keep the account's CLI tokens working. By default a password reset revokes them, with
+   * every console session but the one it starts.
+   *
+   * @generated from field: bool keep_cli_tokens = 3;
+   */
+  keepCliTokens: boolean;
 };
 
 /**
@@ -143,6 +151,20 @@ export type CompleteOwnerSetupResponse = Message<"herald.v1.CompleteOwnerSetupRe
    * @generated from field: herald.v1.Account account = 1;
    */
   account?: Account | undefined;
+
+  /**
+   * How many other console sessions were ended.
+   *
+   * @generated from field: int32 sessions_ended = 2;
+   */
+  sessionsEnded: number;
+
+  /**
+   * How many CLI tokens were revoked (0 with keep_cli_tokens).
+   *
+   * @generated from field: int32 cli_tokens_revoked = 3;
+   */
+  cliTokensRevoked: number;
 };
 
 /**
@@ -171,6 +193,14 @@ export type ChangePasswordRequest = Message<"herald.v1.ChangePasswordRequest"> &
    * @generated from field: string new_password = 2;
    */
   newPassword: string;
+
+  /**
+   * Keep the account's CLI tokens working. By default a password change revokes them, with
+   * every other console session: whoever learned the old password keeps nothing.
+   *
+   * @generated from field: bool keep_cli_tokens = 3;
+   */
+  keepCliTokens: boolean;
 };
 
 /**
@@ -192,6 +222,14 @@ export type ChangePasswordResponse = Message<"herald.v1.ChangePasswordResponse">
    * @generated from field: int32 sessions_ended = 1;
    */
   sessionsEnded: number;
+
+  /**
+   * How many CLI tokens were revoked (0 with keep_cli_tokens). The caller's own credential
+   * is never revoked.
+   *
+   * @generated from field: int32 cli_tokens_revoked = 2;
+   */
+  cliTokensRevoked: number;
 };
 
 /**

@@ -1,4 +1,4 @@
-/** `herald tokens list` and `herald account delete`: the account's sign-ins, and its end. */
+/** `herald tokens list`, `herald account password` and `herald account delete`: the account's sign-ins, its password, and its end. */
 import { AccountService } from "../../../gen/herald/v1/account_service_pb.ts";
 import { AuthService } from "../../../gen/herald/v1/auth_service_pb.ts";
 import { CliTokenSchema } from "../../../gen/herald/v1/credential_pb.ts";
@@ -83,6 +83,60 @@ export const accountDelete: Command = {
     ctx.out(
       `deleted the account ${email} (${res.notificationsDeleted} notifications with it); this machine is logged out`,
       { deleted: true, email, notifications_deleted: Number(res.notificationsDeleted) },
+    );
+    return exit.ok;
+  },
+};
+
+/** The current and the new password: typed at prompts (the new one twice), or two stdin lines. */
+async function passwords(ctx: Context, fromStdin: boolean) {
+  if (fromStdin || !ctx.io.isTty || !ctx.io.prompt) {
+    const [current, next] = ((await ctx.io.readStdin()) ?? "")
+      .split("\n")
+      .map((l) => l.replace(/\r$/, ""));
+    if (!current || !next) {
+      throw new CliError(
+        "give the current and the new password on two lines of standard input (--password-stdin)",
+        exit.usage,
+      );
+    }
+    return { currentPassword: current, newPassword: next };
+  }
+  const currentPassword = await ctx.io.prompt("Current password: ", true);
+  const newPassword = await ctx.io.prompt("New password (12 characters or more): ", true);
+  if ((await ctx.io.prompt("New password again: ", true)) !== newPassword) {
+    throw new CliError("the two new passwords differ: nothing changed", exit.usage);
+  }
+  return { currentPassword, newPassword };
+}
+
+export const accountPassword: Command = {
+  name: "account password",
+  summary: "change your password; signs out the other console sessions and revokes CLI tokens",
+  usage: "herald account password [--keep-cli-tokens] [--password-stdin]",
+  options: { "keep-cli-tokens": { type: "boolean" }, "password-stdin": { type: "boolean" } },
+  flags: {
+    "keep-cli-tokens": "keep the account's other CLI tokens working (this machine's always is)",
+    "password-stdin": "read the current and the new password from two lines of standard input",
+  },
+  async run(ctx, { values }) {
+    const keep = values["keep-cli-tokens"] === true;
+    const res = await ctx
+      .client(AccountService)
+      .changePassword(
+        { ...(await passwords(ctx, values["password-stdin"] === true)), keepCliTokens: keep },
+        { headers: ctx.headers(ctx.ownerToken) },
+      );
+    const tokens = keep
+      ? "the CLI tokens kept, as asked"
+      : `${res.cliTokensRevoked} other CLI token(s) revoked (herald login again there)`;
+    ctx.out(
+      `password changed: ${res.sessionsEnded} other console session(s) signed out, ${tokens}; this machine stays signed in`,
+      {
+        changed: true,
+        sessions_ended: res.sessionsEnded,
+        cli_tokens_revoked: res.cliTokensRevoked,
+      },
     );
     return exit.ok;
   },

@@ -61,11 +61,25 @@ export class CliTokenRepository {
 
   /** Revokes the account's console sessions but `keepId`; how many. */
   async revokeSessions(accountId: string, keepId: string): Promise<number> {
+    return this.#revoke(accountId, keepId, "session");
+  }
+
+  /**
+   * After a password change or reset: the account's other console sessions, and its CLI tokens
+   * unless kept, are revoked (never `keepId`, the caller's own); how many of each.
+   */
+  async revokeAfterPasswordChange(accountId: string, keepId: string, keepCliTokens: boolean) {
+    const sessions = await this.#revoke(accountId, keepId, "session");
+    const cliTokens = keepCliTokens ? 0 : await this.#revoke(accountId, keepId, "cli");
+    return { sessions, cliTokens };
+  }
+
+  #revoke(accountId: string, keepId: string, kind: "session" | "cli"): Promise<number> {
     return this.#orm.em
       .fork()
       .nativeUpdate(
         CliToken,
-        { accountId, kind: "session", revokedAt: null, id: { $ne: keepId } },
+        { accountId, kind, revokedAt: null, id: { $ne: keepId } },
         { revokedAt: new Date() },
       );
   }

@@ -104,7 +104,11 @@ function presentedCredential(
         : "malformed credential: expected Authorization: Bearer hk_… or hc_…",
     );
   }
-  return { kind, secret, unknown: "unknown, expired or revoked credential" };
+  const unknown =
+    kind === "cliToken"
+      ? "unknown, expired or revoked credential (a password change or reset revokes the account's CLI tokens)"
+      : "unknown, expired or revoked credential";
+  return { kind, secret, unknown };
 }
 
 /** Why a valid credential may not make this call, and what would. */

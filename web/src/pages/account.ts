@@ -64,24 +64,30 @@ route("/account", {
     };
     const current = passwordField("Current password", "current-password");
     const next = passwordField("New password", "new-password");
+    const keep = h("input", { type: "checkbox" });
     const out = h("div");
     const form = h(
       "form",
       { class: "row" },
       current.wrap,
       next.wrap,
+      h("label", { class: "check" }, keep, "keep my CLI tokens working"),
       h("button", { type: "submit", class: "primary" }, "Change password"),
     );
     onSubmit(form, out, async () => {
-      const { sessionsEnded } = await api.account.changePassword({
+      const { sessionsEnded, cliTokensRevoked } = await api.account.changePassword({
         currentPassword: current.input.value,
         newPassword: next.input.value,
+        keepCliTokens: keep.checked,
       });
       current.input.value = "";
       next.input.value = "";
       fill(
         out,
-        notice(`Password changed; ${sessionsEnded} other console session(s) signed out.`, "ok"),
+        notice(
+          `Password changed. Signed out: ${sessionsEnded} other console session(s); revoked: ${cliTokensRevoked} CLI token(s)${keep.checked ? " (kept, as asked)" : ""}.`,
+          "ok",
+        ),
       );
       await refresh();
     });
@@ -113,7 +119,11 @@ route("/account", {
         "div",
         { class: "panel" },
         h("h2", {}, "Password"),
-        h("p", { class: "muted" }, `Signed in as ${state.account?.email}.`),
+        h(
+          "p",
+          { class: "muted" },
+          `Signed in as ${state.account?.email}. Changing the password signs out every other console session and revokes the account's CLI tokens (herald login again), unless you keep them.`,
+        ),
         out,
         form,
       ),

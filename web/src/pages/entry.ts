@@ -28,15 +28,24 @@ route("/setup", {
     const token = location.hash.slice(1);
     const password = passwordField("New password", "new-password");
     const again = passwordField("Repeat the password", "new-password");
+    const keep = h("input", { type: "checkbox" });
     const form = simpleForm(
       "Set password and sign in",
-      [password.wrap, again.wrap],
+      [
+        password.wrap,
+        again.wrap,
+        h("label", { class: "check" }, keep, "keep my CLI tokens working"),
+      ],
       async (out) => {
         if (password.input.value !== again.input.value) {
           fill(out, notice("The two passwords differ.", "error"));
           return;
         }
-        await api.account.completeOwnerSetup({ token, password: password.input.value });
+        await api.account.completeOwnerSetup({
+          token,
+          password: password.input.value,
+          keepCliTokens: keep.checked,
+        });
         await loadSession();
         navigate("/notifications");
       },
@@ -48,7 +57,7 @@ route("/setup", {
         h(
           "p",
           { class: "muted" },
-          "Choose the owner's password: at least 12 characters. The link works once.",
+          "Choose the owner's password: at least 12 characters. The link works once. A new password signs out the other console sessions and revokes the CLI tokens, unless you keep them.",
         ),
         token
           ? form
