@@ -78,7 +78,7 @@ export class WebhookWorker {
     const room = 50 - this.#inFlight.size;
     if (room <= 0) return;
     // The lease outlives the send's deadline: a send in flight holds its place under the caps.
-    const lease = Math.max(this.#o.leaseSeconds, Math.ceil(this.#o.timeoutMs / 1000) + 5);
+    const lease = Math.max(this.#o.leaseSeconds, Math.ceil(this.#o.timeoutMs / 1000) + 2);
     const due = await claimDueWebhooks(this.#o.db(), room, lease, this.#o.caps);
     for (const d of due) {
       const p = this.#send(d).finally(() => this.#inFlight.delete(p));

@@ -132,7 +132,7 @@ describe("caps", () => {
       made.find((r) => r.status !== 201) as { status: number; json: JsonBody },
       "apiKeysPerProject",
     );
-    const id = (created[0]?.json.api_key as JsonBody).id as string;
+    const id = ((created[0] as { json: JsonBody }).json.api_key as JsonBody).id;
     const revoked = await call(server.url, `/v1/api-keys/${id}`, { method: "DELETE", key: token });
     expect(revoked.status).toBe(200);
     const again = await call(peer.url, `/v1/projects/${server.projectId}/api-keys`, {

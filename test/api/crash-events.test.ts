@@ -46,6 +46,10 @@ describe("a server killed while webhooks and a schedule are due", () => {
       HERALD_DATA_DIR: mkdtempSync(join(tmpdir(), "herald-events-")),
       HERALD_DELIVERY_LEASE_SECONDS: "2",
       HERALD_WEBHOOK_ALLOW_PRIVATE: "1",
+      // All four events in flight at once to the one endpoint, each cut at 2 s (its lease, 4 s,
+      // outlives the send: a webhook lease is at least the deadline and 2 s).
+      HERALD_WEBHOOK_IN_FLIGHT_PER_ENDPOINT: "4",
+      HERALD_WEBHOOK_DEADLINE_MS: "2000",
       ...tokenKeyEnv,
     });
     const apiKey = await waitForKey(herald);
@@ -101,6 +105,7 @@ describe("a server killed while webhooks and a schedule are due", () => {
       port: 0,
       deliveryLeaseSeconds: 2,
       webhookAllowPrivate: true,
+      limits: { ...loadConfig({}).limits, webhookDeadlineMs: 2000 },
     };
     const orm = await openDatabase({ url: databaseUrl, poolSize: 5 });
     const app = await buildApp({
