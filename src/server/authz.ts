@@ -62,6 +62,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.ProjectService/GetProject": owner,
   "herald.v1.ProjectService/RenameProject": owner,
   "herald.v1.ProjectService/DeleteProject": owner,
+  "herald.v1.ProjectService/SetAcceptsEscalations": owner,
   "herald.v1.ApiKeyService/CreateApiKey": owner,
   "herald.v1.ApiKeyService/ListApiKeys": owner,
   "herald.v1.ApiKeyService/RevokeApiKey": owner,

@@ -49,6 +49,7 @@ export function projectToProto(p: ProjectRow): Project {
     name: p.name,
     isDefault: p.isDefault,
     createdAt: ts(p.createdAt),
+    acceptsEscalations: p.acceptsEscalations,
   });
 }
 

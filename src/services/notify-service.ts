@@ -174,13 +174,21 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
   const { cancel, awaitNews } = deps;
   const projectOf = async (ctx: HandlerContext) => (await projectScope(ctx, projects)).projectId;
   /** The project an escalation goes to, named by the publisher (of the same account). */
-  const escalationProject = async (req: NotifyRequest, accountId: string) => {
+  const escalationProject = async (req: NotifyRequest, accountId: string, ctx: HandlerContext) => {
     if (!req.escalateToProject || req.escalateAfterSeconds === undefined) return null;
     const p = await projects.resolve(accountId, req.escalateToProject);
     if (!p) {
       throw heraldError("invalid_argument", "invalid request: escalate_to_project", {
         violations: [{ field: "escalate_to_project", message: "names no project of this account" }],
       });
+    }
+    // A project's key stays within its authority: its own project, or one that accepts it.
+    const caller = principalOf(ctx);
+    if (caller.kind === "apiKey" && p.id !== caller.projectId && !p.acceptsEscalations) {
+      throw heraldError(
+        "permission_denied",
+        `project ${p.name} does not accept escalations from other projects' API keys: its owner can allow them (POST /v1/projects/${p.id}/accepts-escalations), or publish with a CLI token`,
+      );
     }
     return p.id;
   };
@@ -202,7 +210,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
     async notify(req, ctx) {
       const { projectId, accountId } = await projectScope(ctx, projects);
       const now = new Date();
-      const escalateProjectId = await escalationProject(req, accountId);
+      const escalateProjectId = await escalationProject(req, accountId, ctx);
       const row = rowOf(req, projectId, now, {
         escalateProjectId,
         scale: config.ackIntervalScale,

@@ -41,6 +41,17 @@ export function createProjectService(
       return { project: projectToProto(result) };
     },
 
+    async setAcceptsEscalations(req, ctx) {
+      const { accountId } = principalOf(ctx);
+      const project = await projects.setAcceptsEscalations(
+        accountId,
+        req.id,
+        req.acceptsEscalations,
+      );
+      if (!project) throw notFound(req.id);
+      return { project: projectToProto(project) };
+    },
+
     async deleteProject(req, ctx) {
       const result = await projects.delete(principalOf(ctx).accountId, req.id);
       if (result === "missing") throw notFound(req.id);

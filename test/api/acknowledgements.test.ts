@@ -16,6 +16,7 @@ import {
   addProjectWithKey,
   apnsTestSenders,
   notify,
+  ownerPassword,
   startServer,
   type TestServer,
 } from "../helpers/server.ts";
@@ -229,15 +230,37 @@ describe("acknowledge", () => {
     );
   });
 
-  it("escalates to another project of the account, by name", async () => {
+  it("escalates to another project of the account, by name, when that project accepts it", async () => {
     const lead = await addProjectWithKey(server, { name: "leads" });
-    const res = await notify(server, {
+    const stuck = {
       title: "queue stuck",
       topic: "jobs",
       require_ack: true,
       escalate_after_seconds: 30,
       escalate_to_project: "leads",
+    };
+    // A project's key stays within its project unless the target accepts escalations.
+    const refused = await notify(server, stuck);
+    expect(refused.status).toBe(403);
+    expect(refused.json.detail).toMatch(/project leads does not accept escalations/);
+    const login = await body(
+      await fetch(`${server.url}/v1/auth/login`, {
+        method: "POST",
+        body: JSON.stringify({ email: "owner@example.com", password: ownerPassword }),
+      }),
+    );
+    const owner = { authorization: `Bearer ${login.token}` };
+    // An account-wide CLI token may escalate anywhere in its account.
+    const byToken = await notify(server, stuck, { ...owner, "herald-project": "default" });
+    expect(byToken.status, byToken.text).toBe(202);
+    const allowed = await fetch(`${server.url}/v1/projects/${lead.projectId}/accepts-escalations`, {
+      method: "POST",
+      headers: owner,
+      body: JSON.stringify({ accepts_escalations: true }),
     });
+    expect((await body(allowed)).project).toMatchObject({ accepts_escalations: true });
+    const res = await notify(server, stuck);
+    expect(res.status).toBe(202);
     const id = res.json.id as string;
     const n = await escalated(id);
     // In the other project (its key sees it; this project's does not), on the same topic.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/project.proto.
  */
 export const file_herald_v1_project: GenFile = /*@__PURE__*/
-  fileDesc("ChdoZXJhbGQvdjEvcHJvamVjdC5wcm90bxIJaGVyYWxkLnYxImcKB1Byb2plY3QSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppc19kZWZhdWx0GAMgASgIEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChdoZXJhbGQvdjEvcHJvamVjdC5wcm90bxIJaGVyYWxkLnYxIoQBCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaXNfZGVmYXVsdBgDIAEoCBIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbChNhY2NlcHRzX2VzY2FsYXRpb25zGAUgASgIYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * A project of an account. API keys, topics and notifications belong to one project.
@@ -47,6 +47,15 @@ export type Project = Message<"herald.v1.Project"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 4;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Whether API keys of the account's other projects may escalate into this project
+   * (`escalate_to_project`). Off by default: a key escalates only within its own project. A
+   * CLI token, account-wide, may escalate into any project of its account.
+   *
+   * @generated from field: bool accepts_escalations = 5;
+   */
+  acceptsEscalations: boolean;
 };
 
 /**

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/project_service.proto.
  */
 export const file_herald_v1_project_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9oZXJhbGQvdjEvcHJvamVjdF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiRwoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSLwoEbmFtZRgBIAEoCUIhukgechwyGl5bYS16MC05XVthLXowLTlfLV17MCw2Mn0kIjwKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIjCgdwcm9qZWN0GAEgASgLMhIuaGVyYWxkLnYxLlByb2plY3QiFQoTTGlzdFByb2plY3RzUmVxdWVzdCI8ChRMaXN0UHJvamVjdHNSZXNwb25zZRIkCghwcm9qZWN0cxgBIAMoCzISLmhlcmFsZC52MS5Qcm9qZWN0IikKEUdldFByb2plY3RSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASI5ChJHZXRQcm9qZWN0UmVzcG9uc2USIwoHcHJvamVjdBgBIAEoCzISLmhlcmFsZC52MS5Qcm9qZWN0Il0KFFJlbmFtZVByb2plY3RSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARIvCgRuYW1lGAIgASgJQiG6SB5yHDIaXlthLXowLTldW2EtejAtOV8tXXswLDYyfSQiPAoVUmVuYW1lUHJvamVjdFJlc3BvbnNlEiMKB3Byb2plY3QYASABKAsyEi5oZXJhbGQudjEuUHJvamVjdCIsChREZWxldGVQcm9qZWN0UmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiFwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlMswECg5Qcm9qZWN0U2VydmljZRJ0Cg1DcmVhdGVQcm9qZWN0Eh8uaGVyYWxkLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiAuaGVyYWxkLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZSIggtPkkwIaOgEqYgdwcm9qZWN0IgwvdjEvcHJvamVjdHMSaAoMTGlzdFByb2plY3RzEh4uaGVyYWxkLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaHy5oZXJhbGQudjEuTGlzdFByb2plY3RzUmVzcG9uc2UiF5ACAYLT5JMCDhIML3YxL3Byb2plY3RzEnAKCkdldFByb2plY3QSHC5oZXJhbGQudjEuR2V0UHJvamVjdFJlcXVlc3QaHS5oZXJhbGQudjEuR2V0UHJvamVjdFJlc3BvbnNlIiWQAgGC0+STAhxiB3Byb2plY3QSES92MS9wcm9qZWN0cy97aWR9EnkKDVJlbmFtZVByb2plY3QSHy5oZXJhbGQudjEuUmVuYW1lUHJvamVjdFJlcXVlc3QaIC5oZXJhbGQudjEuUmVuYW1lUHJvamVjdFJlc3BvbnNlIiWC0+STAh86ASpiB3Byb2plY3QyES92MS9wcm9qZWN0cy97aWR9Em0KDURlbGV0ZVByb2plY3QSHy5oZXJhbGQudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaIC5oZXJhbGQudjEuRGVsZXRlUHJvamVjdFJlc3BvbnNlIhmC0+STAhMqES92MS9wcm9qZWN0cy97aWR9YgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_herald_v1_project]);
+  fileDesc("Ch9oZXJhbGQvdjEvcHJvamVjdF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiRwoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSLwoEbmFtZRgBIAEoCUIhukgechwyGl5bYS16MC05XVthLXowLTlfLV17MCw2Mn0kIjwKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIjCgdwcm9qZWN0GAEgASgLMhIuaGVyYWxkLnYxLlByb2plY3QiFQoTTGlzdFByb2plY3RzUmVxdWVzdCI8ChRMaXN0UHJvamVjdHNSZXNwb25zZRIkCghwcm9qZWN0cxgBIAMoCzISLmhlcmFsZC52MS5Qcm9qZWN0IikKEUdldFByb2plY3RSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASI5ChJHZXRQcm9qZWN0UmVzcG9uc2USIwoHcHJvamVjdBgBIAEoCzISLmhlcmFsZC52MS5Qcm9qZWN0Il0KFFJlbmFtZVByb2plY3RSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARIvCgRuYW1lGAIgASgJQiG6SB5yHDIaXlthLXowLTldW2EtejAtOV8tXXswLDYyfSQiPAoVUmVuYW1lUHJvamVjdFJlc3BvbnNlEiMKB3Byb2plY3QYASABKAsyEi5oZXJhbGQudjEuUHJvamVjdCJRChxTZXRBY2NlcHRzRXNjYWxhdGlvbnNSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARIbChNhY2NlcHRzX2VzY2FsYXRpb25zGAIgASgIIkQKHVNldEFjY2VwdHNFc2NhbGF0aW9uc1Jlc3BvbnNlEiMKB3Byb2plY3QYASABKAsyEi5oZXJhbGQudjEuUHJvamVjdCIsChREZWxldGVQcm9qZWN0UmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiFwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlMu4FCg5Qcm9qZWN0U2VydmljZRJ0Cg1DcmVhdGVQcm9qZWN0Eh8uaGVyYWxkLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiAuaGVyYWxkLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZSIggtPkkwIaOgEqYgdwcm9qZWN0IgwvdjEvcHJvamVjdHMSaAoMTGlzdFByb2plY3RzEh4uaGVyYWxkLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaHy5oZXJhbGQudjEuTGlzdFByb2plY3RzUmVzcG9uc2UiF5ACAYLT5JMCDhIML3YxL3Byb2plY3RzEnAKCkdldFByb2plY3QSHC5oZXJhbGQudjEuR2V0UHJvamVjdFJlcXVlc3QaHS5oZXJhbGQudjEuR2V0UHJvamVjdFJlc3BvbnNlIiWQAgGC0+STAhxiB3Byb2plY3QSES92MS9wcm9qZWN0cy97aWR9EnkKDVJlbmFtZVByb2plY3QSHy5oZXJhbGQudjEuUmVuYW1lUHJvamVjdFJlcXVlc3QaIC5oZXJhbGQudjEuUmVuYW1lUHJvamVjdFJlc3BvbnNlIiWC0+STAh86ASpiB3Byb2plY3QyES92MS9wcm9qZWN0cy97aWR9Em0KDURlbGV0ZVByb2plY3QSHy5oZXJhbGQudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaIC5oZXJhbGQudjEuRGVsZXRlUHJvamVjdFJlc3BvbnNlIhmC0+STAhMqES92MS9wcm9qZWN0cy97aWR9Ep8BChVTZXRBY2NlcHRzRXNjYWxhdGlvbnMSJy5oZXJhbGQudjEuU2V0QWNjZXB0c0VzY2FsYXRpb25zUmVxdWVzdBooLmhlcmFsZC52MS5TZXRBY2NlcHRzRXNjYWxhdGlvbnNSZXNwb25zZSIzkAICgtPkkwIqOgEqIiUvdjEvcHJvamVjdHMve2lkfS9hY2NlcHRzLWVzY2FsYXRpb25zYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_herald_v1_project]);
 
 /**
  * Create a project.
@@ -186,6 +186,55 @@ export const RenameProjectResponseSchema: GenMessage<RenameProjectResponse> = /*
   messageDesc(file_herald_v1_project_service, 7);
 
 /**
+ * Whether other projects' API keys may escalate into a project.
+ *
+ * @generated from message herald.v1.SetAcceptsEscalationsRequest
+ */
+export type SetAcceptsEscalationsRequest = Message<"herald.v1.SetAcceptsEscalationsRequest"> & {
+  /**
+   * The project's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * True: the account's other projects' API keys may escalate into it.
+   *
+   * @generated from field: bool accepts_escalations = 2;
+   */
+  acceptsEscalations: boolean;
+};
+
+/**
+ * Describes the message herald.v1.SetAcceptsEscalationsRequest.
+ * Use `create(SetAcceptsEscalationsRequestSchema)` to create a new message.
+ */
+export const SetAcceptsEscalationsRequestSchema: GenMessage<SetAcceptsEscalationsRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_project_service, 8);
+
+/**
+ * The project, as it now is.
+ *
+ * @generated from message herald.v1.SetAcceptsEscalationsResponse
+ */
+export type SetAcceptsEscalationsResponse = Message<"herald.v1.SetAcceptsEscalationsResponse"> & {
+  /**
+   * The project.
+   *
+   * @generated from field: herald.v1.Project project = 1;
+   */
+  project?: Project | undefined;
+};
+
+/**
+ * Describes the message herald.v1.SetAcceptsEscalationsResponse.
+ * Use `create(SetAcceptsEscalationsResponseSchema)` to create a new message.
+ */
+export const SetAcceptsEscalationsResponseSchema: GenMessage<SetAcceptsEscalationsResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_project_service, 9);
+
+/**
  * Delete a project.
  *
  * @generated from message herald.v1.DeleteProjectRequest
@@ -204,7 +253,7 @@ export type DeleteProjectRequest = Message<"herald.v1.DeleteProjectRequest"> & {
  * Use `create(DeleteProjectRequestSchema)` to create a new message.
  */
 export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_project_service, 8);
+  messageDesc(file_herald_v1_project_service, 10);
 
 /**
  * Deleted.
@@ -219,7 +268,7 @@ export type DeleteProjectResponse = Message<"herald.v1.DeleteProjectResponse"> &
  * Use `create(DeleteProjectResponseSchema)` to create a new message.
  */
 export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_project_service, 9);
+  messageDesc(file_herald_v1_project_service, 11);
 
 /**
  * The account's projects (CLI token).
@@ -276,6 +325,16 @@ export const ProjectService: GenService<{
     methodKind: "unary";
     input: typeof DeleteProjectRequestSchema;
     output: typeof DeleteProjectResponseSchema;
+  },
+  /**
+   * Lets the API keys of the account's other projects escalate into this one, or stops them.
+   *
+   * @generated from rpc herald.v1.ProjectService.SetAcceptsEscalations
+   */
+  setAcceptsEscalations: {
+    methodKind: "unary";
+    input: typeof SetAcceptsEscalationsRequestSchema;
+    output: typeof SetAcceptsEscalationsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_herald_v1_project_service, 0);

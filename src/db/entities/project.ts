@@ -9,6 +9,7 @@ export const Project = defineEntity({
     accountId: p.uuid(),
     name: p.text(),
     isDefault: p.boolean().default(false),
+    acceptsEscalations: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -14,6 +14,7 @@ import { Migration0013ClearPushes } from "./0013-clear-pushes.ts";
 import { Migration0014Responses } from "./0014-responses.ts";
 import { Migration0015WebhookFairness } from "./0015-webhook-fairness.ts";
 import { Migration0016AccountLimits } from "./0016-account-limits.ts";
+import { Migration0017ProjectEscalations } from "./0017-project-escalations.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   { name: "0014-responses", class: Migration0014Responses },
   { name: "0015-webhook-fairness", class: Migration0015WebhookFairness },
   { name: "0016-account-limits", class: Migration0016AccountLimits },
+  { name: "0017-project-escalations", class: Migration0017ProjectEscalations },
 ];

@@ -73,6 +73,20 @@ export class ProjectRepository {
     }
   }
 
+  /** Whether other projects' API keys may escalate into it; null when there is no such project. */
+  async setAcceptsEscalations(
+    accountId: string,
+    id: string,
+    accepts: boolean,
+  ): Promise<ProjectRow | null> {
+    const em = this.#orm.em.fork();
+    const project = await em.findOne(Project, { accountId, id });
+    if (!project) return null;
+    project.acceptsEscalations = accepts;
+    await em.flush();
+    return project;
+  }
+
   async delete(accountId: string, id: string): Promise<"deleted" | "missing" | "default"> {
     const em = this.#orm.em.fork();
     const project = await em.findOne(Project, { accountId, id });
