@@ -54,7 +54,7 @@ export function createWebhookService(deps: WebhookDeps): ServiceImpl<typeof Webh
     const why = refusePublicUrl(url);
     if (why) throw invalid("url", why);
     const problem = await privateAddressProblem(new URL(url).hostname);
-    if (problem) throw invalid("url", `its host ${problem}`);
+    if (problem) throw invalid("url", `host ${new URL(url).hostname} ${problem}`);
   };
 
   return {
