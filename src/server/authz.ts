@@ -50,6 +50,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.AuthService/Login": publicCall,
   "herald.v1.AuthService/StartLogin": publicCall,
   "herald.v1.AuthService/PollLogin": publicCall,
+  "herald.v1.AuthService/GetPendingLogin": owner,
   "herald.v1.AuthService/ApproveLogin": owner,
   "herald.v1.AuthService/DenyLogin": owner,
   "herald.v1.AuthService/Logout": owner,

@@ -1,7 +1,7 @@
 /**
  * AuthService: password login, the RFC 8628 device flow, logout and the account's CLI tokens.
  */
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
 import type { Config } from "../config.ts";
@@ -12,6 +12,7 @@ import type { DeviceLoginRepository } from "../db/repositories/device-logins.ts"
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
+import { clientAddressKey } from "./context.ts";
 import { cliTokenToProto } from "./mappers.ts";
 import { authenticatePassword, checkCode } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
@@ -56,6 +57,10 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         deviceLoginSeconds,
         pollIntervalSeconds,
         req.expiresAt ? timestampDate(req.expiresAt) : null,
+        {
+          address: ctx.values.get(clientAddressKey),
+          userAgent: ctx.requestHeader.get("user-agent") ?? "",
+        },
       );
       const base = config.publicUrl ?? `http://${ctx.requestHeader.get("host") ?? "localhost"}`;
       const userCode = formatUserCode(login.userCode);
@@ -77,6 +82,20 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         });
       const result = await checkCode(limiter, ctx, poll, (r) => r.unknown === true);
       return { status: result.status, token: result.token ?? "", interval: result.interval };
+    },
+
+    async getPendingLogin(req, ctx) {
+      const find = () => deviceLogins.pending(req.userCode);
+      const login = await checkCode(limiter, ctx, find, (l) => !l);
+      if (!login) throw heraldError("not_found", "no pending login with this code");
+      return {
+        tokenName: login.tokenName,
+        requestedFrom: login.requestedFrom,
+        userAgent: login.userAgent,
+        createdAt: timestampFromDate(login.createdAt),
+        expiresAt: timestampFromDate(login.expiresAt),
+        ...(login.tokenExpiresAt && { tokenExpiresAt: timestampFromDate(login.tokenExpiresAt) }),
+      };
     },
 
     async approveLogin(req, ctx) {

@@ -327,6 +327,7 @@ describe("the console", () => {
     const started = (await (
       await fetch(`${server.url}/v1/auth/device`, {
         method: "POST",
+        headers: { "user-agent": "herald-cli (linux; node 24.0.0)" },
         body: JSON.stringify({ token_name: "build box" }),
       })
     ).json()) as { device_code: string; user_code: string; verification_uri_complete: string };
@@ -335,6 +336,13 @@ describe("the console", () => {
     expect(await page.getByLabel("Code shown by herald login").inputValue()).toBe(
       started.user_code,
     );
+    // Who is asking, before anything is approved: the machine, its address and its client.
+    await page.getByText("herald-cli (linux; node 24.0.0)").waitFor();
+    const who = await page.locator(".who").innerText();
+    expect(who).toMatch(/Machine\s+build box/);
+    expect(who).toMatch(/From\s+127\.0\.0\.1/);
+    expect(who).toMatch(/Its token\s+never expires/);
+    await page.screenshot({ path: join(shots, "device-approve.png") });
     await page.getByRole("button", { name: "Approve" }).click();
     await page.getByText('Approved: "build box" is signed in to your account.').waitFor();
     const poll = (await (

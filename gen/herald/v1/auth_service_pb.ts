@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/auth_service.proto.
  */
 export const file_herald_v1_auth_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxoZXJhbGQvdjEvYXV0aF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiUAoTU3RhcnRTZXNzaW9uUmVxdWVzdBIaCgVlbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjwKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEiQKB3Nlc3Npb24YASABKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4iEwoRRW5kU2Vzc2lvblJlcXVlc3QiFAoSRW5kU2Vzc2lvblJlc3BvbnNlIqABCgxMb2dpblJlcXVlc3QSGgoFZW1haWwYASABKAlCC7pICMgBAXIDGP4BEh0KCHBhc3N3b3JkGAIgASgJQgu6SAjIAQFyAxiAAhIbCgp0b2tlbl9uYW1lGAMgASgJQge6SARyAhhkEjgKCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgi6SAWyAQJAASJGCg1Mb2dpblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiYKCWNsaV90b2tlbhgCIAEoCzITLmhlcmFsZC52MS5DbGlUb2tlbiJqChFTdGFydExvZ2luUmVxdWVzdBI4CgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIIukgFsgECQAESGwoKdG9rZW5fbmFtZRgBIAEoCUIHukgEcgIYZCKfAQoSU3RhcnRMb2dpblJlc3BvbnNlEhMKC2RldmljZV9jb2RlGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIYChB2ZXJpZmljYXRpb25fdXJpGAMgASgJEiEKGXZlcmlmaWNhdGlvbl91cmlfY29tcGxldGUYBCABKAkSEgoKZXhwaXJlc19pbhgFIAEoBRIQCghpbnRlcnZhbBgGIAEoBSI0ChBQb2xsTG9naW5SZXF1ZXN0EiAKC2RldmljZV9jb2RlGAEgASgJQgu6SAjIAQFyAxiAASJEChFQb2xsTG9naW5SZXNwb25zZRIOCgZzdGF0dXMYASABKAkSDQoFdG9rZW4YAiABKAkSEAoIaW50ZXJ2YWwYAyABKAUiNAoTQXBwcm92ZUxvZ2luUmVxdWVzdBIdCgl1c2VyX2NvZGUYASABKAlCCrpIB8gBAXICGBAiKgoUQXBwcm92ZUxvZ2luUmVzcG9uc2USEgoKdG9rZW5fbmFtZRgBIAEoCSIxChBEZW55TG9naW5SZXF1ZXN0Eh0KCXVzZXJfY29kZRgBIAEoCUIKukgHyAEBcgIYECITChFEZW55TG9naW5SZXNwb25zZSIPCg1Mb2dvdXRSZXF1ZXN0IhAKDkxvZ291dFJlc3BvbnNlIhYKFExpc3RDbGlUb2tlbnNSZXF1ZXN0IkAKFUxpc3RDbGlUb2tlbnNSZXNwb25zZRInCgpjbGlfdG9rZW5zGAEgAygLMhMuaGVyYWxkLnYxLkNsaVRva2VuIi0KFVJldm9rZUNsaVRva2VuUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiQAoWUmV2b2tlQ2xpVG9rZW5SZXNwb25zZRImCgljbGlfdG9rZW4YASABKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4ypAgKC0F1dGhTZXJ2aWNlElUKBUxvZ2luEhcuaGVyYWxkLnYxLkxvZ2luUmVxdWVzdBoYLmhlcmFsZC52MS5Mb2dpblJlc3BvbnNlIhmC0+STAhM6ASoiDi92MS9hdXRoL2xvZ2luEmUKClN0YXJ0TG9naW4SHC5oZXJhbGQudjEuU3RhcnRMb2dpblJlcXVlc3QaHS5oZXJhbGQudjEuU3RhcnRMb2dpblJlc3BvbnNlIhqC0+STAhQ6ASoiDy92MS9hdXRoL2RldmljZRJoCglQb2xsTG9naW4SGy5oZXJhbGQudjEuUG9sbExvZ2luUmVxdWVzdBocLmhlcmFsZC52MS5Qb2xsTG9naW5SZXNwb25zZSIggtPkkwIaOgEqIhUvdjEvYXV0aC9kZXZpY2UvdG9rZW4ScwoMQXBwcm92ZUxvZ2luEh4uaGVyYWxkLnYxLkFwcHJvdmVMb2dpblJlcXVlc3QaHy5oZXJhbGQudjEuQXBwcm92ZUxvZ2luUmVzcG9uc2UiIoLT5JMCHDoBKiIXL3YxL2F1dGgvZGV2aWNlL2FwcHJvdmUSZwoJRGVueUxvZ2luEhsuaGVyYWxkLnYxLkRlbnlMb2dpblJlcXVlc3QaHC5oZXJhbGQudjEuRGVueUxvZ2luUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2F1dGgvZGV2aWNlL2RlbnkSWQoGTG9nb3V0EhguaGVyYWxkLnYxLkxvZ291dFJlcXVlc3QaGS5oZXJhbGQudjEuTG9nb3V0UmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL2F1dGgvbG9nb3V0Em0KDUxpc3RDbGlUb2tlbnMSHy5oZXJhbGQudjEuTGlzdENsaVRva2Vuc1JlcXVlc3QaIC5oZXJhbGQudjEuTGlzdENsaVRva2Vuc1Jlc3BvbnNlIhmQAgGC0+STAhASDi92MS9jbGktdG9rZW5zEnIKDlJldm9rZUNsaVRva2VuEiAuaGVyYWxkLnYxLlJldm9rZUNsaVRva2VuUmVxdWVzdBohLmhlcmFsZC52MS5SZXZva2VDbGlUb2tlblJlc3BvbnNlIhuC0+STAhUqEy92MS9jbGktdG9rZW5zL3tpZH0SbAoMU3RhcnRTZXNzaW9uEh4uaGVyYWxkLnYxLlN0YXJ0U2Vzc2lvblJlcXVlc3QaHy5oZXJhbGQudjEuU3RhcnRTZXNzaW9uUmVzcG9uc2UiG4LT5JMCFToBKiIQL3YxL2F1dGgvc2Vzc2lvbhJjCgpFbmRTZXNzaW9uEhwuaGVyYWxkLnYxLkVuZFNlc3Npb25SZXF1ZXN0Gh0uaGVyYWxkLnYxLkVuZFNlc3Npb25SZXNwb25zZSIYgtPkkwISKhAvdjEvYXV0aC9zZXNzaW9uYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_credential]);
+  fileDesc("ChxoZXJhbGQvdjEvYXV0aF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiUAoTU3RhcnRTZXNzaW9uUmVxdWVzdBIaCgVlbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjwKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEiQKB3Nlc3Npb24YASABKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4iEwoRRW5kU2Vzc2lvblJlcXVlc3QiFAoSRW5kU2Vzc2lvblJlc3BvbnNlIqABCgxMb2dpblJlcXVlc3QSGgoFZW1haWwYASABKAlCC7pICMgBAXIDGP4BEh0KCHBhc3N3b3JkGAIgASgJQgu6SAjIAQFyAxiAAhIbCgp0b2tlbl9uYW1lGAMgASgJQge6SARyAhhkEjgKCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgi6SAWyAQJAASJGCg1Mb2dpblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiYKCWNsaV90b2tlbhgCIAEoCzITLmhlcmFsZC52MS5DbGlUb2tlbiJqChFTdGFydExvZ2luUmVxdWVzdBI4CgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIIukgFsgECQAESGwoKdG9rZW5fbmFtZRgBIAEoCUIHukgEcgIYZCKfAQoSU3RhcnRMb2dpblJlc3BvbnNlEhMKC2RldmljZV9jb2RlGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIYChB2ZXJpZmljYXRpb25fdXJpGAMgASgJEiEKGXZlcmlmaWNhdGlvbl91cmlfY29tcGxldGUYBCABKAkSEgoKZXhwaXJlc19pbhgFIAEoBRIQCghpbnRlcnZhbBgGIAEoBSI0ChBQb2xsTG9naW5SZXF1ZXN0EiAKC2RldmljZV9jb2RlGAEgASgJQgu6SAjIAQFyAxiAASJEChFQb2xsTG9naW5SZXNwb25zZRIOCgZzdGF0dXMYASABKAkSDQoFdG9rZW4YAiABKAkSEAoIaW50ZXJ2YWwYAyABKAUiNwoWR2V0UGVuZGluZ0xvZ2luUmVxdWVzdBIdCgl1c2VyX2NvZGUYASABKAlCCrpIB8gBAXICGBAi7wEKF0dldFBlbmRpbmdMb2dpblJlc3BvbnNlEhIKCnRva2VuX25hbWUYASABKAkSFgoOcmVxdWVzdGVkX2Zyb20YAiABKAkSEgoKdXNlcl9hZ2VudBgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0ChB0b2tlbl9leHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI0ChNBcHByb3ZlTG9naW5SZXF1ZXN0Eh0KCXVzZXJfY29kZRgBIAEoCUIKukgHyAEBcgIYECIqChRBcHByb3ZlTG9naW5SZXNwb25zZRISCgp0b2tlbl9uYW1lGAEgASgJIjEKEERlbnlMb2dpblJlcXVlc3QSHQoJdXNlcl9jb2RlGAEgASgJQgq6SAfIAQFyAhgQIhMKEURlbnlMb2dpblJlc3BvbnNlIg8KDUxvZ291dFJlcXVlc3QiEAoOTG9nb3V0UmVzcG9uc2UiFgoUTGlzdENsaVRva2Vuc1JlcXVlc3QiQAoVTGlzdENsaVRva2Vuc1Jlc3BvbnNlEicKCmNsaV90b2tlbnMYASADKAsyEy5oZXJhbGQudjEuQ2xpVG9rZW4iLQoVUmV2b2tlQ2xpVG9rZW5SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASJAChZSZXZva2VDbGlUb2tlblJlc3BvbnNlEiYKCWNsaV90b2tlbhgBIAEoCzITLmhlcmFsZC52MS5DbGlUb2tlbjKvCQoLQXV0aFNlcnZpY2USVQoFTG9naW4SFy5oZXJhbGQudjEuTG9naW5SZXF1ZXN0GhguaGVyYWxkLnYxLkxvZ2luUmVzcG9uc2UiGYLT5JMCEzoBKiIOL3YxL2F1dGgvbG9naW4SZQoKU3RhcnRMb2dpbhIcLmhlcmFsZC52MS5TdGFydExvZ2luUmVxdWVzdBodLmhlcmFsZC52MS5TdGFydExvZ2luUmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL2F1dGgvZGV2aWNlEmgKCVBvbGxMb2dpbhIbLmhlcmFsZC52MS5Qb2xsTG9naW5SZXF1ZXN0GhwuaGVyYWxkLnYxLlBvbGxMb2dpblJlc3BvbnNlIiCC0+STAho6ASoiFS92MS9hdXRoL2RldmljZS90b2tlbhKIAQoPR2V0UGVuZGluZ0xvZ2luEiEuaGVyYWxkLnYxLkdldFBlbmRpbmdMb2dpblJlcXVlc3QaIi5oZXJhbGQudjEuR2V0UGVuZGluZ0xvZ2luUmVzcG9uc2UiLpACAYLT5JMCJRIjL3YxL2F1dGgvZGV2aWNlL3BlbmRpbmcve3VzZXJfY29kZX0ScwoMQXBwcm92ZUxvZ2luEh4uaGVyYWxkLnYxLkFwcHJvdmVMb2dpblJlcXVlc3QaHy5oZXJhbGQudjEuQXBwcm92ZUxvZ2luUmVzcG9uc2UiIoLT5JMCHDoBKiIXL3YxL2F1dGgvZGV2aWNlL2FwcHJvdmUSZwoJRGVueUxvZ2luEhsuaGVyYWxkLnYxLkRlbnlMb2dpblJlcXVlc3QaHC5oZXJhbGQudjEuRGVueUxvZ2luUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2F1dGgvZGV2aWNlL2RlbnkSWQoGTG9nb3V0EhguaGVyYWxkLnYxLkxvZ291dFJlcXVlc3QaGS5oZXJhbGQudjEuTG9nb3V0UmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL2F1dGgvbG9nb3V0Em0KDUxpc3RDbGlUb2tlbnMSHy5oZXJhbGQudjEuTGlzdENsaVRva2Vuc1JlcXVlc3QaIC5oZXJhbGQudjEuTGlzdENsaVRva2Vuc1Jlc3BvbnNlIhmQAgGC0+STAhASDi92MS9jbGktdG9rZW5zEnIKDlJldm9rZUNsaVRva2VuEiAuaGVyYWxkLnYxLlJldm9rZUNsaVRva2VuUmVxdWVzdBohLmhlcmFsZC52MS5SZXZva2VDbGlUb2tlblJlc3BvbnNlIhuC0+STAhUqEy92MS9jbGktdG9rZW5zL3tpZH0SbAoMU3RhcnRTZXNzaW9uEh4uaGVyYWxkLnYxLlN0YXJ0U2Vzc2lvblJlcXVlc3QaHy5oZXJhbGQudjEuU3RhcnRTZXNzaW9uUmVzcG9uc2UiG4LT5JMCFToBKiIQL3YxL2F1dGgvc2Vzc2lvbhJjCgpFbmRTZXNzaW9uEhwuaGVyYWxkLnYxLkVuZFNlc3Npb25SZXF1ZXN0Gh0uaGVyYWxkLnYxLkVuZFNlc3Npb25SZXNwb25zZSIYgtPkkwISKhAvdjEvYXV0aC9zZXNzaW9uYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_credential]);
 
 /**
  * Signing the console in.
@@ -308,6 +308,83 @@ export const PollLoginResponseSchema: GenMessage<PollLoginResponse> = /*@__PURE_
   messageDesc(file_herald_v1_auth_service, 9);
 
 /**
+ * Who is asking to sign in with a user code, before it is approved or denied.
+ *
+ * @generated from message herald.v1.GetPendingLoginRequest
+ */
+export type GetPendingLoginRequest = Message<"herald.v1.GetPendingLoginRequest"> & {
+  /**
+   * The user code shown by the client being signed in; case and dashes do not matter.
+   *
+   * @generated from field: string user_code = 1;
+   */
+  userCode: string;
+};
+
+/**
+ * Describes the message herald.v1.GetPendingLoginRequest.
+ * Use `create(GetPendingLoginRequestSchema)` to create a new message.
+ */
+export const GetPendingLoginRequestSchema: GenMessage<GetPendingLoginRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_auth_service, 10);
+
+/**
+ * A device login waiting for approval.
+ *
+ * @generated from message herald.v1.GetPendingLoginResponse
+ */
+export type GetPendingLoginResponse = Message<"herald.v1.GetPendingLoginResponse"> & {
+  /**
+   * The label the client asked for its token (the CLI sends its machine's host name).
+   *
+   * @generated from field: string token_name = 1;
+   */
+  tokenName: string;
+
+  /**
+   * The client address the login was started from.
+   *
+   * @generated from field: string requested_from = 2;
+   */
+  requestedFrom: string;
+
+  /**
+   * The client's User-Agent (the CLI sends `herald-cli/VERSION (PLATFORM; node VERSION)`).
+   *
+   * @generated from field: string user_agent = 3;
+   */
+  userAgent: string;
+
+  /**
+   * When the login was started.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 4;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When its code stops working.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 5;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * When the token it would mint stops working (unset: never).
+   *
+   * @generated from field: google.protobuf.Timestamp token_expires_at = 6;
+   */
+  tokenExpiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message herald.v1.GetPendingLoginResponse.
+ * Use `create(GetPendingLoginResponseSchema)` to create a new message.
+ */
+export const GetPendingLoginResponseSchema: GenMessage<GetPendingLoginResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_auth_service, 11);
+
+/**
  * Approve a device login.
  *
  * @generated from message herald.v1.ApproveLoginRequest
@@ -326,7 +403,7 @@ export type ApproveLoginRequest = Message<"herald.v1.ApproveLoginRequest"> & {
  * Use `create(ApproveLoginRequestSchema)` to create a new message.
  */
 export const ApproveLoginRequestSchema: GenMessage<ApproveLoginRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 10);
+  messageDesc(file_herald_v1_auth_service, 12);
 
 /**
  * Approved.
@@ -347,7 +424,7 @@ export type ApproveLoginResponse = Message<"herald.v1.ApproveLoginResponse"> & {
  * Use `create(ApproveLoginResponseSchema)` to create a new message.
  */
 export const ApproveLoginResponseSchema: GenMessage<ApproveLoginResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 11);
+  messageDesc(file_herald_v1_auth_service, 13);
 
 /**
  * Deny a device login.
@@ -368,7 +445,7 @@ export type DenyLoginRequest = Message<"herald.v1.DenyLoginRequest"> & {
  * Use `create(DenyLoginRequestSchema)` to create a new message.
  */
 export const DenyLoginRequestSchema: GenMessage<DenyLoginRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 12);
+  messageDesc(file_herald_v1_auth_service, 14);
 
 /**
  * Denied.
@@ -383,7 +460,7 @@ export type DenyLoginResponse = Message<"herald.v1.DenyLoginResponse"> & {
  * Use `create(DenyLoginResponseSchema)` to create a new message.
  */
 export const DenyLoginResponseSchema: GenMessage<DenyLoginResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 13);
+  messageDesc(file_herald_v1_auth_service, 15);
 
 /**
  * Logout.
@@ -398,7 +475,7 @@ export type LogoutRequest = Message<"herald.v1.LogoutRequest"> & {
  * Use `create(LogoutRequestSchema)` to create a new message.
  */
 export const LogoutRequestSchema: GenMessage<LogoutRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 14);
+  messageDesc(file_herald_v1_auth_service, 16);
 
 /**
  * Logged out: the calling token is revoked.
@@ -413,7 +490,7 @@ export type LogoutResponse = Message<"herald.v1.LogoutResponse"> & {
  * Use `create(LogoutResponseSchema)` to create a new message.
  */
 export const LogoutResponseSchema: GenMessage<LogoutResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 15);
+  messageDesc(file_herald_v1_auth_service, 17);
 
 /**
  * List CLI tokens.
@@ -428,7 +505,7 @@ export type ListCliTokensRequest = Message<"herald.v1.ListCliTokensRequest"> & {
  * Use `create(ListCliTokensRequestSchema)` to create a new message.
  */
 export const ListCliTokensRequestSchema: GenMessage<ListCliTokensRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 16);
+  messageDesc(file_herald_v1_auth_service, 18);
 
 /**
  * The account's CLI tokens.
@@ -449,7 +526,7 @@ export type ListCliTokensResponse = Message<"herald.v1.ListCliTokensResponse"> &
  * Use `create(ListCliTokensResponseSchema)` to create a new message.
  */
 export const ListCliTokensResponseSchema: GenMessage<ListCliTokensResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 17);
+  messageDesc(file_herald_v1_auth_service, 19);
 
 /**
  * Revoke a CLI token.
@@ -470,7 +547,7 @@ export type RevokeCliTokenRequest = Message<"herald.v1.RevokeCliTokenRequest"> &
  * Use `create(RevokeCliTokenRequestSchema)` to create a new message.
  */
 export const RevokeCliTokenRequestSchema: GenMessage<RevokeCliTokenRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 18);
+  messageDesc(file_herald_v1_auth_service, 20);
 
 /**
  * Revoked.
@@ -491,7 +568,7 @@ export type RevokeCliTokenResponse = Message<"herald.v1.RevokeCliTokenResponse">
  * Use `create(RevokeCliTokenResponseSchema)` to create a new message.
  */
 export const RevokeCliTokenResponseSchema: GenMessage<RevokeCliTokenResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_auth_service, 19);
+  messageDesc(file_herald_v1_auth_service, 21);
 
 /**
  * Signing in the CLI: password login, the device-authorization flow of RFC 8628 for machines
@@ -532,6 +609,16 @@ export const AuthService: GenService<{
     methodKind: "unary";
     input: typeof PollLoginRequestSchema;
     output: typeof PollLoginResponseSchema;
+  },
+  /**
+   * Who is asking with a pending device login's user code, shown before approving it (CLI token).
+   *
+   * @generated from rpc herald.v1.AuthService.GetPendingLogin
+   */
+  getPendingLogin: {
+    methodKind: "unary";
+    input: typeof GetPendingLoginRequestSchema;
+    output: typeof GetPendingLoginResponseSchema;
   },
   /**
    * Approves a pending device login by its user code, for the caller's account (CLI token).

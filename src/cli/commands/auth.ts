@@ -39,7 +39,12 @@ async function passwordLogin(
 
 async function deviceLogin(ctx: Context, expiresAt: Timestamp | undefined): Promise<string> {
   const auth = ctx.client(AuthService);
-  const start = await auth.startLogin({ tokenName: hostname(), expiresAt });
+  // Whoever approves the code is shown this machine's name, address and client.
+  const userAgent = `herald-cli (${process.platform}; node ${process.versions.node})`;
+  const start = await auth.startLogin(
+    { tokenName: hostname(), expiresAt },
+    { headers: { "user-agent": userAgent } },
+  );
   ctx.io.stderr(
     `To sign in this machine, approve code ${start.userCode} from a machine where you are signed in:\n\n` +
       `  herald login --approve ${start.userCode}\n\n(see ${start.verificationUriComplete}; the code expires in ${Math.round(start.expiresIn / 60)} minutes)\n`,
@@ -85,10 +90,14 @@ export const login: Command = {
   },
   async run(ctx, { values }) {
     if (typeof values.approve === "string") {
-      const res = await ctx
-        .client(AuthService)
-        .approveLogin({ userCode: values.approve }, { headers: ctx.headers(ctx.ownerToken) });
-      ctx.out(`approved: ${res.tokenName} is signed in`, {
+      const auth = ctx.client(AuthService);
+      const headers = { headers: ctx.headers(ctx.ownerToken) };
+      const asking = await auth.getPendingLogin({ userCode: values.approve }, headers);
+      const res = await auth.approveLogin({ userCode: values.approve }, headers);
+      const who = [asking.requestedFrom && `from ${asking.requestedFrom}`, asking.userAgent]
+        .filter(Boolean)
+        .join(", ");
+      ctx.out(`approved: ${res.tokenName}${who ? ` (${who})` : ""} is signed in`, {
         approved: true,
         token_name: res.tokenName,
       });

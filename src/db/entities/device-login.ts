@@ -16,6 +16,9 @@ export const DeviceLogin = defineEntity({
     expiresAt: p.datetime(),
     /** The expiry the CLI asked for its token (null: none). */
     tokenExpiresAt: p.datetime().nullable(),
+    /** The client address and User-Agent that started it, shown to whoever approves it. */
+    requestedFrom: p.text().default(""),
+    userAgent: p.text().default(""),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

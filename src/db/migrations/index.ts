@@ -15,6 +15,7 @@ import { Migration0014Responses } from "./0014-responses.ts";
 import { Migration0015WebhookFairness } from "./0015-webhook-fairness.ts";
 import { Migration0016AccountLimits } from "./0016-account-limits.ts";
 import { Migration0017ProjectEscalations } from "./0017-project-escalations.ts";
+import { Migration0018LoginRequester } from "./0018-login-requester.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   { name: "0015-webhook-fairness", class: Migration0015WebhookFairness },
   { name: "0016-account-limits", class: Migration0016AccountLimits },
   { name: "0017-project-escalations", class: Migration0017ProjectEscalations },
+  { name: "0018-login-requester", class: Migration0018LoginRequester },
 ];

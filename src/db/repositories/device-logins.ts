@@ -25,6 +25,7 @@ export class DeviceLoginRepository {
     lifetimeSeconds: number,
     intervalSeconds: number,
     tokenExpiresAt: Date | null = null,
+    requester: { address: string; userAgent: string } = { address: "", userAgent: "" },
   ): Promise<{ deviceCode: string; login: DeviceLoginRow }> {
     const em = this.#orm.em.fork();
     const deviceCode = randomBytes(32).toString("base64url");
@@ -37,6 +38,8 @@ export class DeviceLoginRepository {
       intervalSeconds,
       expiresAt: new Date(Date.now() + lifetimeSeconds * 1000),
       tokenExpiresAt,
+      requestedFrom: requester.address,
+      userAgent: requester.userAgent.slice(0, 200),
       createdAt: new Date(),
     });
     await em.flush();
@@ -81,6 +84,15 @@ export class DeviceLoginRepository {
         login.tokenExpiresAt ?? null,
       );
       return { status: "approved", token, interval: login.intervalSeconds };
+    });
+  }
+
+  /** A pending login by user code, to show who is asking; null when none is pending. */
+  async pending(userCode: string): Promise<DeviceLoginRow | null> {
+    return this.#orm.em.fork().findOne(DeviceLogin, {
+      userCode: normalizeUserCode(userCode),
+      status: "pending",
+      expiresAt: { $gt: new Date() },
     });
   }
 

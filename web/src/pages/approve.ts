@@ -1,5 +1,5 @@
 /** `/device`: a `herald login` waiting for approval, approved or denied from the console. */
-import { api } from "../api.ts";
+import { api, date, errorText } from "../api.ts";
 import { notice, onSubmit, route } from "../app.ts";
 import { field, fill, h } from "../dom.ts";
 
@@ -12,6 +12,41 @@ route("/device", {
       required: true,
     });
     const out = h("div");
+    const who = h("div", { class: "who" });
+    /** Who is asking with this code: the machine, its address and client, and how long ago. */
+    const lookUp = async () => {
+      const userCode = code.input.value.trim();
+      if (userCode === "") return fill(who);
+      try {
+        const p = await api.auth.getPendingLogin({ userCode });
+        const started = date(p.createdAt);
+        const minutes = started
+          ? Math.max(0, Math.round((Date.now() - started.getTime()) / 60_000))
+          : 0;
+        const expires = date(p.tokenExpiresAt);
+        fill(
+          who,
+          h(
+            "dl",
+            {},
+            h("dt", {}, "Machine"),
+            h("dd", {}, p.tokenName || "(unnamed)"),
+            h("dt", {}, "From"),
+            h("dd", {}, p.requestedFrom || "unknown address"),
+            h("dt", {}, "Client"),
+            h("dd", {}, p.userAgent || "unknown"),
+            h("dt", {}, "Started"),
+            h("dd", {}, minutes === 0 ? "just now" : `${minutes} minute(s) ago`),
+            h("dt", {}, "Its token"),
+            h("dd", {}, expires ? `expires ${expires.toLocaleDateString()}` : "never expires"),
+          ),
+        );
+      } catch (err) {
+        fill(who, notice(errorText(err), "error"));
+      }
+    };
+    code.input.addEventListener("change", () => void lookUp());
+    void lookUp();
     let approve = true;
     const form = h(
       "form",
@@ -59,6 +94,7 @@ route("/device", {
           {},
           "A device is asking to sign in to your account. Approve it only if you started it and the code matches.",
         ),
+        who,
         out,
         form,
       ),
