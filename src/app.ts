@@ -129,6 +129,7 @@ function createWorker(
     senders: new Map(deps.senders.map((s) => [s.platform, s])),
     log,
     maxInFlight: config.deliveryConcurrency,
+    perAccount: config.limits.pushInFlightPerAccount,
     // Under the lease, so that a send still outstanding here is never claimed by another.
     sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),
     onOutcome: (platform, outcome) => metrics.deliveries.inc({ platform, outcome }),

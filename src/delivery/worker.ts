@@ -30,8 +30,9 @@ export interface WorkerOptions {
   /** Sleep between idle polls; a publish in this process wakes the worker at once. */
   idleMs?: number;
   batch?: number;
-  /** Sends outstanding at once, across all platforms. */
+  /** Sends outstanding at once, across all platforms; and of those, at most this many per account. */
   maxInFlight?: number;
+  perAccount?: number;
   /**
    * A send not answered in this time counts as a retryable failure (keep it well under the claim
    * lease, so that no other worker claims a delivery whose send is still outstanding here).
@@ -56,6 +57,8 @@ export class DeliveryWorker {
   #lastClaim = 0;
   #lastClaimEmpty = false;
   readonly #inFlight = new Set<Promise<void>>();
+  /** Sends in flight per account (the claim gives an account no more than its share). */
+  readonly #busy = new Map<string, number>();
   readonly #outcomes: {
     delivery: DueDelivery;
     outcome: Outcome;
@@ -69,6 +72,7 @@ export class DeliveryWorker {
       idleMs: 250,
       batch: 500,
       maxInFlight: 2000,
+      perAccount: 400,
       sendTimeoutMs: 10_000,
       onOutcome: () => {},
       onRepeated: () => {},
@@ -153,7 +157,8 @@ export class DeliveryWorker {
     const now = Date.now();
     const room = Math.min(this.#o.batch, this.#o.maxInFlight - this.#inFlight.size);
     const claim = room > 0 && (pushes > 0 || !this.#lastClaimEmpty || now - this.#lastClaim >= 100);
-    const due = claim ? await this.#o.queue.claimDue(room) : [];
+    const share = { perAccount: this.#o.perAccount, busy: this.#busy };
+    const due = claim ? await this.#o.queue.claimDue(room, share) : [];
     if (claim) {
       this.#lastClaim = now;
       this.#lastClaimEmpty = due.length === 0;
@@ -163,7 +168,8 @@ export class DeliveryWorker {
     // yield to the event loop every few, so the first requests are on the wire while the rest
     // are prepared, instead of all of them waiting for the whole batch.
     for (let i = 0; i < due.length; i++) {
-      this.#track(this.#deliver(due[i] as DueDelivery));
+      const d = due[i] as DueDelivery;
+      this.#track(this.#deliver(d), d.account_id);
       if (i % 25 === 24) await new Promise((r) => setImmediate(r));
     }
     const t4 = performance.now();
@@ -215,11 +221,15 @@ export class DeliveryWorker {
     this.#writing = undefined;
   }
 
-  #track(send: Promise<void>): void {
+  #track(send: Promise<void>, account: string): void {
+    this.#busy.set(account, (this.#busy.get(account) ?? 0) + 1);
     const p = send
       .catch((err: unknown) => this.#o.log.error({ err }, "recording a delivery failed"))
       .finally(() => {
         this.#inFlight.delete(p);
+        const left = (this.#busy.get(account) ?? 1) - 1;
+        if (left > 0) this.#busy.set(account, left);
+        else this.#busy.delete(account);
         // Room for more: look for due pushes now rather than at the next idle poll.
         if (this.#inFlight.size === this.#o.maxInFlight - 1) this.wake();
       });

@@ -65,6 +65,11 @@ export const limitTable = {
     value: 10,
     what: "webhook sends in flight per account",
   },
+  pushInFlightPerAccount: {
+    env: "HERALD_PUSH_IN_FLIGHT_PER_ACCOUNT",
+    value: 400,
+    what: "push sends in flight per account, in each process's worker",
+  },
 } as const;
 
 export type LimitName = keyof typeof limitTable;

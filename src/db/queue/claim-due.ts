@@ -10,6 +10,8 @@ import type { Db } from "../orm.ts";
 export interface DueDelivery {
   notification_id: string;
   device_id: string;
+  /** The device's account: sends in flight are capped per account. */
+  account_id: string;
   platform: string;
   attempts: number;
   topic: string;
@@ -28,31 +30,54 @@ export interface DueDelivery {
   token_box: Buffer | null;
 }
 
-/** Claims up to `limit` push deliveries that are due, leasing them for `leaseSeconds`. */
+/**
+ * How many sends one account may have in flight in this worker, and how many it has: the claim
+ * gives each account at most the rest, so one account's slow endpoints hold only its share.
+ */
+export interface ClaimShare {
+  perAccount: number;
+  busy: ReadonlyMap<string, number>;
+}
+
+/**
+ * Claims up to `limit` push deliveries that are due, leasing them for `leaseSeconds`: the
+ * oldest first, and of each account no more than its share allows.
+ */
 export async function claimDue(
   db: Db,
   limit: number,
   leaseSeconds: number,
+  share: ClaimShare,
 ): Promise<DueDelivery[]> {
+  const busy = JSON.stringify(Object.fromEntries(share.busy));
+  // Accounts at their share are not even looked at: their due rows would fill the window.
+  const full = [...share.busy].filter(([, n]) => n >= share.perAccount).map(([account]) => account);
   const rows = await db.execute<Record<string, unknown>[]>(
     `with due as (
-       select notification_id, device_id from delivery
-        where state = 'pending' and platform <> 'stream' and next_attempt_at <= now()
-          and (locked_until is null or locked_until < now())
-        order by next_attempt_at limit ? for update skip locked
+       select d.notification_id, d.device_id, d.next_attempt_at, dv.account_id
+         from delivery d join device dv on dv.id = d.device_id
+        where d.state = 'pending' and d.platform <> 'stream' and d.next_attempt_at <= now()
+          and (d.locked_until is null or d.locked_until < now())
+          and not (?::jsonb @> to_jsonb(dv.account_id::text))
+        order by d.next_attempt_at limit ? for update of d skip locked
+     ), fair as (
+       select notification_id, device_id from (
+         select due.*, row_number() over (partition by account_id order by next_attempt_at) as r
+           from due) ranked
+        where r <= ?::int - coalesce((?::jsonb ->> account_id::text)::int, 0)
      ), claimed as (
        update delivery d set locked_until = now() + make_interval(secs => ?),
               attempts = d.attempts + 1, updated_at = now()
-         from due where d.notification_id = due.notification_id and d.device_id = due.device_id
+         from fair where d.notification_id = fair.notification_id and d.device_id = fair.device_id
        returning d.notification_id, d.device_id, d.platform, d.attempts
      )
      select c.*, n.topic, n.title, n.message, n.priority, n.click_url, n.created_at, n.expires_at,
             (n.require_ack and n.acknowledged_at is null) as awaits_ack,
             case when n.acknowledged_at is null then n.actions end as actions,
-            dv.token_key_id, dv.token_box
+            dv.token_key_id, dv.token_box, dv.account_id
        from claimed c join notification n on n.id = c.notification_id
        join device dv on dv.id = c.device_id`,
-    [limit, leaseSeconds],
+    [JSON.stringify(full), limit, share.perAccount, busy, leaseSeconds],
   );
   return rows.map((r) => ({
     ...(r as unknown as DueDelivery),

@@ -4,7 +4,7 @@
  */
 import type { Orm } from "../orm.ts";
 import { acknowledge, claimClears, escalateDue, repeatDue } from "./acknowledgements.ts";
-import { claimDue } from "./claim-due.ts";
+import { type ClaimShare, claimDue } from "./claim-due.ts";
 import { expireStreamDeliveries } from "./expire-streams.ts";
 import { fanOut } from "./fan-out.ts";
 import { markStreamed } from "./mark-streamed.ts";
@@ -28,7 +28,7 @@ export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
     /** Of these notifications, those the device has a delivery of. */
     deliveredTo: (deviceId: string, ids: readonly string[]) => deliveredTo(db(), deviceId, ids),
     cancel: (projectId: string, id: string) => cancel(db(), projectId, id),
-    claimDue: (limit: number) => claimDue(db(), limit, leaseSeconds),
+    claimDue: (limit: number, share: ClaimShare) => claimDue(db(), limit, leaseSeconds, share),
     settle: (items: readonly { delivery: DeliveryKey; outcome: Outcome }[]) => settle(db(), items),
     expireStreamDeliveries: () => expireStreamDeliveries(db()),
     streamBacklog: (deviceId: string, opts: { ids?: string[]; since?: string; after?: string }) =>
