@@ -14,6 +14,7 @@ import { PairingCode } from "./entities/pairing-code.ts";
 import { Project } from "./entities/project.ts";
 import { SetupLink } from "./entities/setup-link.ts";
 import { migrations } from "./migrations/index.ts";
+import { guardPool } from "./pool-guard.ts";
 
 export type Orm = MikroORM;
 /** The connection that runs raw statements (the pool behind the ORM). */
@@ -42,6 +43,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
       snapshot: false,
     },
     pool: { min: 0, max: opts.poolSize },
+    driverOptions: { onPoolCreated: guardPool },
     allowGlobalContext: false,
     ensureDatabase: false,
   });

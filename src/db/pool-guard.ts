@@ -1,0 +1,35 @@
+/**
+ * A pooled connection that breaks while it is checked out must still go back to the pool. Kysely's
+ * controlled transactions (behind MikroORM's `transactional`) release their connection only after
+ * BEGIN, COMMIT or ROLLBACK succeeds: when the database goes away in the middle of one, none of
+ * them can, and the connection is never released. The pool then counts it in use forever, one
+ * lost per restart that met a transaction, until it has none left and every call waits (and
+ * closing the pool never returns). So a connection that ends or fails while checked out is
+ * released at once with its error (the pool discards it), and its holder's later release is a
+ * no-op.
+ */
+import type { Pool, PoolClient } from "pg";
+
+export function guardPool(pool: Pool): void {
+  pool.on("acquire", (client: PoolClient) => {
+    // pg-pool gives the client its `release` right after this event, before its caller sees it.
+    queueMicrotask(() => guard(client));
+  });
+}
+
+function guard(client: PoolClient): void {
+  const release = client.release;
+  let released = false;
+  const once = (err?: Error | boolean) => {
+    if (released) return;
+    released = true;
+    client.removeListener("error", broke);
+    client.removeListener("end", ended);
+    release(err);
+  };
+  const broke = (err: Error) => once(err);
+  const ended = () => once(new Error("the database connection ended"));
+  client.on("error", broke);
+  client.on("end", ended);
+  client.release = once;
+}
