@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UsageRepository } from "../../src/db/repositories/usage.ts";
+import { uuidv7 } from "../../src/domain/ids.ts";
 import { sql } from "../helpers/db.ts";
 import { body } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
@@ -44,13 +45,14 @@ describe("the monthly quota", () => {
     const usage = new UsageRepository(server.orm);
     const t0 = new Date();
     const first = await usage.used(accountId, t0);
-    // Another process publishes two more.
+    // Another process publishes two more (with time-ordered ids, as Herald makes them: the
+    // month is an id range, and a random v4 id may fall before the month's first).
     await sql(
       server.databaseUrl,
       `insert into notification (id, project_id, topic, title, message, priority, status, created_at)
-       select gen_random_uuid(), $1, 'other', 'elsewhere', '', 'normal', 'queued', now()
-         from generate_series(1, 2)`,
-      [server.projectId],
+       select id, $1, 'other', 'elsewhere', '', 'normal', 'queued', now()
+         from unnest($2::uuid[]) as id`,
+      [server.projectId, [uuidv7(), uuidv7()]],
     );
     // Within the refresh interval: the cached count, no recount.
     expect(await usage.used(accountId, new Date(t0.getTime() + 1000))).toBe(first);
