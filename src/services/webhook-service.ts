@@ -51,10 +51,16 @@ export function createWebhookService(deps: WebhookDeps): ServiceImpl<typeof Webh
   const checkUrl = async (url: string) => {
     if (!/^https?:\/\//i.test(url)) throw invalid("url", "must be an http or https URL");
     if (allowPrivate) return;
+    // A receiver on the operator's own network is common for a self-hosted server: say how.
+    const lan =
+      "; a receiver on your own network needs the operator's HERALD_WEBHOOK_ALLOW_PRIVATE=1";
     const why = refusePublicUrl(url);
-    if (why) throw invalid("url", why);
+    if (why) throw invalid("url", /public host/.test(why) ? `${why}${lan}` : why);
     const problem = await privateAddressProblem(new URL(url).hostname);
-    if (problem) throw invalid("url", `host ${new URL(url).hostname} ${problem}`);
+    if (problem) {
+      const host = new URL(url).hostname;
+      throw invalid("url", `host ${host} ${problem}${/private/.test(problem) ? lan : ""}`);
+    }
   };
 
   return {

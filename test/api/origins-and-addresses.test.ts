@@ -37,6 +37,17 @@ describe("webhook URLs", () => {
       expect(r.status, url).toBe(400);
       expect(r.json.code).toBe("invalid_argument");
     }
+    // A receiver on the operator's network: the refusal names the switch that allows it.
+    const lan = await register("http://192.168.1.10/hook");
+    expect(JSON.stringify(lan.json)).toContain("HERALD_WEBHOOK_ALLOW_PRIVATE=1");
+  });
+
+  it("point at the reference the console links to", async () => {
+    const doc = await fetch(`${server.url}/docs/api.md`);
+    expect(doc.status).toBe(200);
+    expect(doc.headers.get("content-type")).toMatch(/text\/markdown/);
+    expect(await doc.text()).toContain("## Webhooks");
+    expect((await fetch(`${server.url}/docs/..%2Fpackage.json`)).status).toBe(404);
   });
 });
 

@@ -5,6 +5,7 @@
  * revoked key refused. Controls are found by role and accessible name, as a screen reader
  * would. Screenshots of the main pages go to docs/screenshots/.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -303,6 +304,12 @@ describe("the console", () => {
   it("registers a webhook endpoint (secret shown once), lists it, and deletes it", async () => {
     await page.getByRole("link", { name: "Webhooks" }).click();
     await page.getByText("No endpoints yet.").waitFor();
+    // A URL box wide enough for a URL, and the reference one click away.
+    const box = await page.getByLabel("Endpoint URL").boundingBox();
+    expect(box?.width).toBeGreaterThan(400);
+    expect(
+      await page.getByRole("link", { name: "docs/api.md, Webhooks" }).getAttribute("href"),
+    ).toBe("/docs/api.md");
     await page.getByLabel("Endpoint URL").fill("http://127.0.0.1:9/herald");
     await page.getByLabel("notification.escalated").check();
     await page.getByRole("button", { name: "Add endpoint" }).click();
@@ -353,6 +360,22 @@ describe("the console", () => {
     ).json()) as { status: string; token: string };
     expect(poll.status).toBe("approved");
     expect(poll.token).toMatch(/^hc_/);
+  });
+
+  it("loads every page of the console's router from its own URL (a reload, a bookmark)", async () => {
+    const pagesDir = join(import.meta.dirname, "../../web/src/pages");
+    const routes = readdirSync(pagesDir).flatMap((f) =>
+      [...readFileSync(join(pagesDir, f), "utf8").matchAll(/route\("([^"]+)"/g)].map((m) => m[1]),
+    );
+    expect(routes).toContain("/webhooks");
+    for (const path of routes) {
+      const res = await page.goto(`${server.url}${path}`);
+      expect(res?.status(), path).toBe(200);
+      expect(res?.headers()["content-type"], path).toMatch(/text\/html/);
+      await page.locator("h1, h2").first().waitFor();
+      expect(await page.locator("body").innerText(), path).not.toMatch(/"statusCode"|Not Found/);
+    }
+    await page.goto(`${server.url}/notifications`);
   });
 
   it("revokes the key: the next publish is refused", async () => {

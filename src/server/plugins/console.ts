@@ -24,6 +24,7 @@ const pages = [
   "/notifications",
   "/devices",
   "/keys",
+  "/webhooks",
   "/projects",
   "/account",
 ];

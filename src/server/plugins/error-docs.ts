@@ -1,10 +1,18 @@
 /**
- * `GET /docs/errors`: the catalogue of error codes, one anchor per code, so that a problem's
+ * `GET /docs/<name>.md`: the repository's docs as text. `GET /docs/errors`: the catalogue of error codes, one anchor per code, so that a problem's
  * `type` (`/docs/errors#<code>`) leads somewhere. Built from the catalogue itself, so it never
  * disagrees with what the server sends.
  */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { catalogue } from "../../errors.ts";
+
+/** docs/ beside src/ (run as TypeScript) or beside dist/server/src/ (the build). */
+const docsDir = [
+  resolve(import.meta.dirname, "../../../docs"),
+  resolve(import.meta.dirname, "../../../../../docs"),
+].find((dir) => existsSync(join(dir, "api.md")));
 
 const escapeHtml = (s: string) =>
   s.replace(
@@ -26,6 +34,17 @@ export function registerErrorDocs(app: FastifyInstance): void {
 <div class="panel"><table><thead><tr><th>code</th><th>HTTP status</th><th>meaning</th></tr></thead><tbody>
 ${rows}
 </tbody></table></div></div></body></html>`;
+  // The reference the console links to (docs/api.md, Webhooks), as the repository has it.
+  const markdown = docsDir ? readdirSync(docsDir).filter((f) => f.endsWith(".md")) : [];
+  app.get<{ Params: { name: string } }>("/docs/:name", async (req, reply) => {
+    if (!docsDir || !markdown.includes(req.params.name)) {
+      return reply.code(404).type("text/plain; charset=utf-8").send("no such document\n");
+    }
+    return reply
+      .header("content-security-policy", "default-src 'none'; frame-ancestors 'none'")
+      .type("text/markdown; charset=utf-8")
+      .send(readFileSync(join(docsDir, req.params.name), "utf8"));
+  });
   app.get("/docs/errors", async (_req, reply) =>
     reply
       .header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")

@@ -98,7 +98,12 @@ route("/webhooks", {
           : h("tr", {}, h("td", { colspan: "5", class: "muted" }, "No endpoints yet.")),
       );
     };
-    const url = field("Endpoint URL", { required: true, type: "url", placeholder: "https://…" });
+    const url = field("Endpoint URL", {
+      required: true,
+      type: "url",
+      placeholder: "https://hooks.example.com/herald",
+    });
+    url.wrap.classList.add("wide");
     const boxes = eventTypes.map((t) => ({
       t,
       box: h("input", {
@@ -111,8 +116,9 @@ route("/webhooks", {
       {},
       h("div", { class: "row" }, url.wrap),
       h(
-        "div",
-        { class: "row" },
+        "fieldset",
+        { class: "events" },
+        h("legend", {}, "Events"),
         ...boxes.map(({ t, box }) => h("label", { class: "check" }, box, t)),
       ),
       h("button", { type: "submit", class: "primary" }, "Add endpoint"),
@@ -140,7 +146,13 @@ route("/webhooks", {
         h(
           "p",
           { class: "muted" },
-          "Signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature); see docs/api.md.",
+          "Signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature): ",
+          h(
+            "a",
+            { href: "/docs/api.md", target: "_blank", rel: "noopener" },
+            "docs/api.md, Webhooks",
+          ),
+          ". Endpoints must be public unless the operator sets HERALD_WEBHOOK_ALLOW_PRIVATE=1.",
         ),
         out,
         form,
