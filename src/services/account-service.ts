@@ -51,7 +51,8 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
       const project = await projects.defaultOf(accountId);
-      return { account: accountToProto(account, project.id) };
+      const owner = await accounts.owner(config.owner.email);
+      return { account: accountToProto(account, project.id, owner?.id === accountId) };
     },
 
     async getServerInfo() {
@@ -67,7 +68,13 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
         );
       }
       await accounts.setPasswordHash(accountId, await hashPassword(req.password));
-      const { secret, token } = await cliTokens.mint(accountId, consoleName(ctx), "session");
+      const { secret, token } = await cliTokens.mint(
+        accountId,
+        consoleName(ctx),
+        "session",
+        null,
+        "setup_link",
+      );
       // A password reset (the operator printed a new link): the other sessions end with it,
       // and the CLI tokens unless kept.
       const ended = await cliTokens.revokeAfterPasswordChange(
@@ -79,7 +86,8 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
       return {
-        account: accountToProto(account, (await projects.defaultOf(accountId)).id),
+        // The setup link is the owner's (npm run owner:setup-link).
+        account: accountToProto(account, (await projects.defaultOf(accountId)).id, true),
         sessionsEnded: ended.sessions,
         cliTokensRevoked: ended.cliTokens,
       };

@@ -47,6 +47,7 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         tokenName(req.tokenName),
         "cli",
         req.expiresAt ? timestampDate(req.expiresAt) : null,
+        "password",
       );
       return { token: secret, cliToken: cliTokenToProto(token, token.id) };
     },
@@ -77,7 +78,7 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
     async pollLogin(req, ctx) {
       const poll = () =>
         deviceLogins.poll(req.deviceCode, async (accountId, name, expires) => {
-          const { secret } = await cliTokens.mint(accountId, name, "cli", expires);
+          const { secret } = await cliTokens.mint(accountId, name, "cli", expires, "device_login");
           return secret;
         });
       const result = await checkCode(limiter, ctx, poll, (r) => r.unknown === true);
@@ -132,7 +133,13 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         req.email,
         req.password,
       );
-      const { secret, token } = await cliTokens.mint(account.id, consoleName(ctx), "session");
+      const { secret, token } = await cliTokens.mint(
+        account.id,
+        consoleName(ctx),
+        "session",
+        null,
+        "console",
+      );
       startSession(ctx, secret);
       return { session: cliTokenToProto(token, token.id) };
     },

@@ -33,13 +33,14 @@ import { rollupStatus } from "../domain/notification-status.ts";
 
 const ts = (d: Date | null | undefined) => (d ? timestampFromDate(new Date(d)) : undefined);
 
-export function accountToProto(a: AccountRow, defaultProjectId: string): Account {
+export function accountToProto(a: AccountRow, defaultProjectId: string, isOwner = false): Account {
   return create(AccountSchema, {
     id: a.id,
     email: a.email,
     plan: a.plan,
     defaultProjectId,
     createdAt: ts(a.createdAt),
+    isOwner,
   });
 }
 
@@ -78,6 +79,7 @@ export function cliTokenToProto(t: CliTokenRow, currentId?: string): CliToken {
     expiresAt: ts(t.expiresAt),
     current: t.id === currentId,
     kind: t.kind,
+    madeBy: t.madeBy,
   });
 }
 

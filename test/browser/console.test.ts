@@ -386,7 +386,17 @@ describe("the console", () => {
     expect((await publish(secret, "after revoke")).status).toBe(401);
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByText("Usage this month").waitFor();
-    await page.screenshot({ path: join(shots, "account.png") });
+    // Self-hosted words: the limit and where it is set, not a plan.
+    await page
+      .getByText(
+        /the server's monthly limit per account, set by the operator with HERALD_MONTHLY_QUOTA/,
+      )
+      .waitFor();
+    // Tokens told apart by how they were made; the owner told why the account stays.
+    await page.getByRole("cell", { name: "console session, setup link" }).first().waitFor();
+    await page.getByText("This is the server's owner account: it cannot be deleted").waitFor();
+    expect(await page.getByRole("button", { name: "Delete account permanently" }).count()).toBe(0);
+    await page.screenshot({ path: join(shots, "account.png"), fullPage: true });
   });
 });
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/account.proto.
  */
 export const file_herald_v1_account: GenFile = /*@__PURE__*/
-  fileDesc("ChdoZXJhbGQvdjEvYWNjb3VudC5wcm90bxIJaGVyYWxkLnYxIn4KB0FjY291bnQSCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEcGxhbhgDIAEoCRIaChJkZWZhdWx0X3Byb2plY3RfaWQYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChdoZXJhbGQvdjEvYWNjb3VudC5wcm90bxIJaGVyYWxkLnYxIpABCgdBY2NvdW50EgoKAmlkGAEgASgJEg0KBWVtYWlsGAIgASgJEgwKBHBsYW4YAyABKAkSGgoSZGVmYXVsdF9wcm9qZWN0X2lkGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGlzX293bmVyGAYgASgIYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * An account: the owner of projects, keys, CLI tokens and devices.
@@ -54,6 +54,14 @@ export type Account = Message<"herald.v1.Account"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Whether this is the server's owner account (HERALD_OWNER_EMAIL, else the first): it cannot
+   * be deleted.
+   *
+   * @generated from field: bool is_owner = 6;
+   */
+  isOwner: boolean;
 };
 
 /**

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/credential.proto.
  */
 export const file_herald_v1_credential: GenFile = /*@__PURE__*/
-  fileDesc("ChpoZXJhbGQvdjEvY3JlZGVudGlhbC5wcm90bxIJaGVyYWxkLnYxIqACCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEg4KBnNjb3BlcxgFIAMoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIp0CCghDbGlUb2tlbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmRpc3BsYXlfcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY3VycmVudBgHIAEoCBIMCgRraW5kGAggASgJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChpoZXJhbGQvdjEvY3JlZGVudGlhbC5wcm90bxIJaGVyYWxkLnYxIqACCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEg4KBnNjb3BlcxgFIAMoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIq4CCghDbGlUb2tlbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmRpc3BsYXlfcHJlZml4GAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY3VycmVudBgHIAEoCBIMCgRraW5kGAggASgJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB21hZGVfYnkYCiABKAliBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * A project API key as listed. The secret is shown once, in CreateApiKeyResponse, and never
@@ -162,6 +162,15 @@ export type CliToken = Message<"herald.v1.CliToken"> & {
    * @generated from field: google.protobuf.Timestamp expires_at = 9;
    */
   expiresAt?: Timestamp | undefined;
+
+  /**
+   * How it was made: `password` (a login with the password), `device_login` (approved from
+   * another signed-in client), `console` (a console sign-in), `setup_link` (the owner's setup or
+   * reset link). Empty for tokens made before Herald 0.2.0.
+   *
+   * @generated from field: string made_by = 10;
+   */
+  madeBy: string;
 };
 
 /**

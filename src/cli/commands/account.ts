@@ -17,11 +17,11 @@ export const tokensList: Command = {
       .listCliTokens({}, { headers: ctx.headers(ctx.ownerToken) });
     ctx.out(
       table([
-        ["ID", "NAME", "KIND", "TOKEN", "LAST USED", "EXPIRES", "REVOKED"],
+        ["ID", "NAME", "MADE BY", "TOKEN", "LAST USED", "EXPIRES", "REVOKED"],
         ...cliTokens.map((t) => [
           t.current ? `${t.id} *` : t.id,
           t.name,
-          t.kind,
+          t.madeBy ? t.madeBy.replace("_", " ") : t.kind,
           t.displayPrefix,
           when(t.lastUsedAt),
           when(t.expiresAt),

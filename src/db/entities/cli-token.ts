@@ -12,6 +12,8 @@ export const CliToken = defineEntity({
     accountId: p.uuid(),
     name: p.text(),
     kind: p.text().default("cli"),
+    /** How it was made: password, device_login, console, setup_link ("" before 0.2.0). */
+    madeBy: p.text().default(""),
     secretDigest: p.type("blob"),
     displayPrefix: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -16,6 +16,7 @@ import { Migration0015WebhookFairness } from "./0015-webhook-fairness.ts";
 import { Migration0016AccountLimits } from "./0016-account-limits.ts";
 import { Migration0017ProjectEscalations } from "./0017-project-escalations.ts";
 import { Migration0018LoginRequester } from "./0018-login-requester.ts";
+import { Migration0019TokenOrigin } from "./0019-token-origin.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -37,4 +38,5 @@ export const migrations = [
   { name: "0016-account-limits", class: Migration0016AccountLimits },
   { name: "0017-project-escalations", class: Migration0017ProjectEscalations },
   { name: "0018-login-requester", class: Migration0018LoginRequester },
+  { name: "0019-token-origin", class: Migration0019TokenOrigin },
 ];

@@ -28,6 +28,7 @@ export class CliTokenRepository {
     name: string,
     kind: "cli" | "session" = "cli",
     expiresAt: Date | null = null,
+    madeBy: "password" | "device_login" | "console" | "setup_link" | "" = "",
   ): Promise<{ secret: string; token: CliTokenRow }> {
     // Console sessions end on their own (their max age); CLI tokens are capped per account.
     const cap = {
@@ -45,6 +46,7 @@ export class CliTokenRepository {
         accountId,
         name,
         kind,
+        madeBy,
         secretDigest: digestCredential(secret),
         displayPrefix: displayPrefix(secret),
         createdAt: new Date(),

@@ -8,6 +8,18 @@ import { field, h, passwordField } from "../dom.ts";
 
 export function deletePanel(): HTMLElement {
   const email = state.account?.email ?? "";
+  if (state.account?.isOwner) {
+    return h(
+      "div",
+      { class: "panel" },
+      h("h2", {}, "Deleting this account"),
+      h(
+        "p",
+        { class: "muted" },
+        "This is the server's owner account: it cannot be deleted, since the server would be left without anyone to run it. To remove everything, the operator stops Herald and deletes its data directory (or its database); see docs/operations.md.",
+      ),
+    );
+  }
   const typed = field(`Type ${email} to confirm`, {
     required: true,
     autocomplete: "off",

@@ -5,12 +5,23 @@ import { notice, onSubmit, route, state } from "../app.ts";
 import { expiry, fill, h, passwordField, toast, when } from "../dom.ts";
 import { deletePanel } from "./account-delete.ts";
 
+/** How a token was made, in words: two tokens named alike are told apart by it. */
+function madeBy(t: CliToken): string {
+  const how: Record<string, string> = {
+    password: "CLI, password login",
+    device_login: "CLI, device login",
+    console: "console session",
+    setup_link: "console session, setup link",
+  };
+  return how[t.madeBy] ?? (t.kind === "session" ? "console session" : "CLI");
+}
+
 function tokenRow(t: CliToken, refresh: () => Promise<void>): HTMLTableRowElement {
   return h(
     "tr",
     {},
     h("td", {}, t.name, t.current ? h("span", { class: "muted" }, " (this one)") : null),
-    h("td", {}, t.kind === "session" ? "console session" : "CLI"),
+    h("td", {}, madeBy(t)),
     h("td", {}, when(date(t.createdAt))),
     h("td", {}, when(date(t.lastUsedAt))),
     h("td", {}, expiry(date(t.expiresAt))),
@@ -100,7 +111,7 @@ route("/account", {
         h(
           "p",
           {},
-          `${usage.notificationsUsed.toLocaleString()} of ${usage.notificationsQuota.toLocaleString()} notifications (${usage.plan} plan), renews ${date(usage.periodEnd)?.toLocaleDateString()}`,
+          `${usage.notificationsUsed.toLocaleString()} of ${usage.notificationsQuota.toLocaleString()} notifications this month (the server's monthly limit per account, set by the operator with HERALD_MONTHLY_QUOTA); it starts again on ${date(usage.periodEnd)?.toLocaleDateString()}.`,
         ),
         h(
           "div",
@@ -140,7 +151,9 @@ route("/account", {
             h(
               "tr",
               {},
-              ...["Name", "Kind", "Created", "Last used", "Expires", ""].map((t) => h("th", {}, t)),
+              ...["Name", "Made by", "Created", "Last used", "Expires", ""].map((t) =>
+                h("th", {}, t),
+              ),
             ),
           ),
           body,
