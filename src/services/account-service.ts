@@ -56,7 +56,7 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
     },
 
     async getServerInfo() {
-      return { signupOpen: config.signupEnabled };
+      return { signupOpen: config.signupEnabled, publicUrl: config.publicUrl ?? "" };
     },
 
     async completeOwnerSetup(req, ctx) {

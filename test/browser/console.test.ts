@@ -199,6 +199,13 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Pair a phone or another computer" }).click();
     await page.getByLabel("Pairing code").waitFor();
     await page.getByRole("img", { name: /QR code of the pairing link/ }).waitFor();
+    // The default install: a loopback address, which a phone cannot reach. Said, with the way out.
+    await page
+      .getByText(/Phones cannot use this link: 127\.0\.0\.1 is this computer's own address/)
+      .waitFor();
+    expect(await page.getByRole("link", { name: "docs/delivery.md" }).getAttribute("href")).toBe(
+      "/docs/delivery.md",
+    );
     await page.screenshot({ path: join(shots, "devices.png") });
 
     // The service worker's registration, to hand it the push as the browser's push service would.

@@ -5,6 +5,29 @@ import { api, date, errorText } from "../api.ts";
 import { notice, route } from "../app.ts";
 import { fill, h, toast, when } from "../dom.ts";
 
+/**
+ * Why a phone cannot use a link to `base`, or null when it can: a loopback address is the phone
+ * itself there, and a phone's browser takes notifications only from https pages.
+ */
+function phoneWarning(base: string): HTMLElement | null {
+  const { hostname, protocol } = new URL(base);
+  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(hostname);
+  if (!loopback && protocol === "https:") return null;
+  const why = loopback
+    ? `Phones cannot use this link: ${hostname} is this computer's own address, and on a phone it is the phone itself.`
+    : "Phones cannot use this link: it is plain http, and a phone's browser takes notifications only from https pages.";
+  return notice(
+    h(
+      "span",
+      {},
+      `${why} Put Herald behind TLS at a name the phone reaches, and set HERALD_PUBLIC_URL to it: `,
+      h("a", { href: "/docs/delivery.md", target: "_blank", rel: "noopener" }, "docs/delivery.md"),
+      ". Another computer on this machine can still use it.",
+    ),
+    "error",
+  );
+}
+
 function pairPanel(): HTMLElement {
   const out = h("div");
   const start = h(
@@ -15,7 +38,9 @@ function pairPanel(): HTMLElement {
       onclick: async () => {
         try {
           const { code, expiresAt } = await api.devices.createPairingCode({});
-          const url = `${location.origin}/pair#${code}`;
+          const { publicUrl } = await api.account.getServerInfo({});
+          const base = publicUrl.replace(/\/$/, "") || location.origin;
+          const url = `${base}/pair#${code}`;
           const qr = qrcode(0, "M");
           qr.addData(url);
           qr.make();
@@ -50,6 +75,7 @@ function pairPanel(): HTMLElement {
                   { class: "muted" },
                   `Works once, until ${date(expiresAt)?.toLocaleTimeString()}. On an iPhone, add Herald to the home screen first (Share → Add to Home Screen), then open it from there.`,
                 ),
+                phoneWarning(base),
               ),
             ),
           );
