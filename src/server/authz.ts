@@ -45,6 +45,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.AccountService/GetUsage": reader,
   "herald.v1.AccountService/GetServerInfo": publicCall,
   "herald.v1.AccountService/CompleteOwnerSetup": publicCall,
+  "herald.v1.AccountService/DescribeSetupLink": publicCall,
   "herald.v1.AccountService/ChangePassword": owner,
   "herald.v1.AccountService/DeleteAccount": owner,
   "herald.v1.AuthService/Login": publicCall,

@@ -15,7 +15,7 @@ import { hashPassword } from "../domain/passwords.ts";
 import { heraldError } from "../errors.ts";
 import { deleteAccount } from "./account-deletion.ts";
 import { accountToProto } from "./mappers.ts";
-import { confirmPassword } from "./password-auth.ts";
+import { checkCode, confirmPassword } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
 import { consoleName, startSession } from "./session.ts";
 
@@ -31,7 +31,7 @@ export interface AccountDeps {
 }
 
 export function createAccountService(deps: AccountDeps): ServiceImpl<typeof AccountService> {
-  const { accounts, projects, usage, config, setupLinks, cliTokens } = deps;
+  const { accounts, projects, usage, config, setupLinks, cliTokens, limiter } = deps;
   return {
     async signUp(req) {
       if (!config.signupEnabled) {
@@ -57,6 +57,23 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
 
     async getServerInfo() {
       return { signupOpen: config.signupEnabled, publicUrl: config.publicUrl ?? "" };
+    },
+
+    async describeSetupLink(req, ctx) {
+      const link = await checkCode(
+        limiter,
+        ctx,
+        () => setupLinks.describe(req.token),
+        (l) => !l,
+      );
+      const account = link && (await accounts.get(link.accountId));
+      if (!link || !account) {
+        throw heraldError(
+          "unauthenticated",
+          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:setup-link",
+        );
+      }
+      return { email: account.email, expiresAt: timestampFromDate(link.expiresAt) };
     },
 
     async completeOwnerSetup(req, ctx) {

@@ -136,6 +136,13 @@ describe("the console", () => {
   it("sets the owner's password from the first-run link and signs in", async () => {
     const token = await new SetupLinkRepository(server.orm).create(server.accountId);
     await page.goto(`${server.url}/setup#${token}`);
+    // Which account, said to the person and given to password managers as the username.
+    await page.getByText("Setting the password of owner@example.com.").waitFor();
+    const username = page.locator('input[autocomplete="username"]');
+    expect(await username.inputValue()).toBe("owner@example.com");
+    // Not drawn: a 1-pixel box with its content clipped.
+    const holder = page.locator("label.visually-hidden", { has: username });
+    expect((await holder.boundingBox())?.width ?? 0).toBeLessThanOrEqual(1);
     await page.getByLabel("New password").fill("correct horse battery staple");
     await page.getByLabel("Repeat the password").fill("correct horse battery staple");
     await page.screenshot({ path: join(shots, "setup.png") });

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/account_service.proto.
  */
 export const file_herald_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiWQoURGVsZXRlQWNjb3VudFJlcXVlc3QSIgoNY29uZmlybV9lbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjYKFURlbGV0ZUFjY291bnRSZXNwb25zZRIdChVub3RpZmljYXRpb25zX2RlbGV0ZWQYASABKAMiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiQAoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEhMKC3NpZ251cF9vcGVuGAEgASgIEhIKCnB1YmxpY191cmwYAiABKAkibQoZQ29tcGxldGVPd25lclNldHVwUmVxdWVzdBIZCgV0b2tlbhgBIAEoCUIKukgHcgUQARiAARIcCghwYXNzd29yZBgCIAEoCUIKukgHcgUQDBiAAhIXCg9rZWVwX2NsaV90b2tlbnMYAyABKAgidQoaQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50EhYKDnNlc3Npb25zX2VuZGVkGAIgASgFEhoKEmNsaV90b2tlbnNfcmV2b2tlZBgDIAEoBSJ2ChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSIgoQY3VycmVudF9wYXNzd29yZBgBIAEoCUIIukgFcgMYgAISIAoMbmV3X3Bhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACEhcKD2tlZXBfY2xpX3Rva2VucxgDIAEoCCJMChZDaGFuZ2VQYXNzd29yZFJlc3BvbnNlEhYKDnNlc3Npb25zX2VuZGVkGAEgASgFEhoKEmNsaV90b2tlbnNfcmV2b2tlZBgCIAEoBSJLCg1TaWduVXBSZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACIjUKDlNpZ25VcFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCITChFHZXRBY2NvdW50UmVxdWVzdCI5ChJHZXRBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50IhEKD0dldFVzYWdlUmVxdWVzdCK7AQoQR2V0VXNhZ2VSZXNwb25zZRIMCgRwbGFuGAEgASgJEhoKEm5vdGlmaWNhdGlvbnNfdXNlZBgCIAEoBRIbChNub3RpZmljYXRpb25zX3F1b3RhGAMgASgFEjAKDHBlcmlvZF9zdGFydBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAymQYKDkFjY291bnRTZXJ2aWNlEl8KBlNpZ25VcBIYLmhlcmFsZC52MS5TaWduVXBSZXF1ZXN0GhkuaGVyYWxkLnYxLlNpZ25VcFJlc3BvbnNlIiCC0+STAho6ASpiB2FjY291bnQiDC92MS9hY2NvdW50cxJqCgpHZXRBY2NvdW50EhwuaGVyYWxkLnYxLkdldEFjY291bnRSZXF1ZXN0Gh0uaGVyYWxkLnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBgtPkkwIWYgdhY2NvdW50EgsvdjEvYWNjb3VudBJZCghHZXRVc2FnZRIaLmhlcmFsZC52MS5HZXRVc2FnZVJlcXVlc3QaGy5oZXJhbGQudjEuR2V0VXNhZ2VSZXNwb25zZSIUkAIBgtPkkwILEgkvdjEvdXNhZ2USaQoNR2V0U2VydmVySW5mbxIfLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBogLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2UiFZACAYLT5JMCDBIKL3YxL3NlcnZlchKIAQoSQ29tcGxldGVPd25lclNldHVwEiQuaGVyYWxkLnYxLkNvbXBsZXRlT3duZXJTZXR1cFJlcXVlc3QaJS5oZXJhbGQudjEuQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2UiJYLT5JMCHzoBKmIHYWNjb3VudCIRL3YxL2FjY291bnQvc2V0dXASdgoOQ2hhbmdlUGFzc3dvcmQSIC5oZXJhbGQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiEuaGVyYWxkLnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiH4LT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmQScQoNRGVsZXRlQWNjb3VudBIfLmhlcmFsZC52MS5EZWxldGVBY2NvdW50UmVxdWVzdBogLmhlcmFsZC52MS5EZWxldGVBY2NvdW50UmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL2FjY291bnQvZGVsZXRlYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
+  fileDesc("Ch9oZXJhbGQvdjEvYWNjb3VudF9zZXJ2aWNlLnByb3RvEgloZXJhbGQudjEiWQoURGVsZXRlQWNjb3VudFJlcXVlc3QSIgoNY29uZmlybV9lbWFpbBgBIAEoCUILukgIyAEBcgMY/gESHQoIcGFzc3dvcmQYAiABKAlCC7pICMgBAXIDGIACIjYKFURlbGV0ZUFjY291bnRSZXNwb25zZRIdChVub3RpZmljYXRpb25zX2RlbGV0ZWQYASABKAMiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiQAoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEhMKC3NpZ251cF9vcGVuGAEgASgIEhIKCnB1YmxpY191cmwYAiABKAkiNQoYRGVzY3JpYmVTZXR1cExpbmtSZXF1ZXN0EhkKBXRva2VuGAEgASgJQgq6SAdyBRABGIABIloKGURlc2NyaWJlU2V0dXBMaW5rUmVzcG9uc2USDQoFZW1haWwYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoZQ29tcGxldGVPd25lclNldHVwUmVxdWVzdBIZCgV0b2tlbhgBIAEoCUIKukgHcgUQARiAARIcCghwYXNzd29yZBgCIAEoCUIKukgHcgUQDBiAAhIXCg9rZWVwX2NsaV90b2tlbnMYAyABKAgidQoaQ29tcGxldGVPd25lclNldHVwUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50EhYKDnNlc3Npb25zX2VuZGVkGAIgASgFEhoKEmNsaV90b2tlbnNfcmV2b2tlZBgDIAEoBSJ2ChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSIgoQY3VycmVudF9wYXNzd29yZBgBIAEoCUIIukgFcgMYgAISIAoMbmV3X3Bhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACEhcKD2tlZXBfY2xpX3Rva2VucxgDIAEoCCJMChZDaGFuZ2VQYXNzd29yZFJlc3BvbnNlEhYKDnNlc3Npb25zX2VuZGVkGAEgASgFEhoKEmNsaV90b2tlbnNfcmV2b2tlZBgCIAEoBSJLCg1TaWduVXBSZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIACIjUKDlNpZ25VcFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5oZXJhbGQudjEuQWNjb3VudCITChFHZXRBY2NvdW50UmVxdWVzdCI5ChJHZXRBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLmhlcmFsZC52MS5BY2NvdW50IhEKD0dldFVzYWdlUmVxdWVzdCK7AQoQR2V0VXNhZ2VSZXNwb25zZRIMCgRwbGFuGAEgASgJEhoKEm5vdGlmaWNhdGlvbnNfdXNlZBgCIAEoBRIbChNub3RpZmljYXRpb25zX3F1b3RhGAMgASgFEjAKDHBlcmlvZF9zdGFydBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAypAcKDkFjY291bnRTZXJ2aWNlEl8KBlNpZ25VcBIYLmhlcmFsZC52MS5TaWduVXBSZXF1ZXN0GhkuaGVyYWxkLnYxLlNpZ25VcFJlc3BvbnNlIiCC0+STAho6ASpiB2FjY291bnQiDC92MS9hY2NvdW50cxJqCgpHZXRBY2NvdW50EhwuaGVyYWxkLnYxLkdldEFjY291bnRSZXF1ZXN0Gh0uaGVyYWxkLnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBgtPkkwIWYgdhY2NvdW50EgsvdjEvYWNjb3VudBJZCghHZXRVc2FnZRIaLmhlcmFsZC52MS5HZXRVc2FnZVJlcXVlc3QaGy5oZXJhbGQudjEuR2V0VXNhZ2VSZXNwb25zZSIUkAIBgtPkkwILEgkvdjEvdXNhZ2USaQoNR2V0U2VydmVySW5mbxIfLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBogLmhlcmFsZC52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2UiFZACAYLT5JMCDBIKL3YxL3NlcnZlchKIAQoRRGVzY3JpYmVTZXR1cExpbmsSIy5oZXJhbGQudjEuRGVzY3JpYmVTZXR1cExpbmtSZXF1ZXN0GiQuaGVyYWxkLnYxLkRlc2NyaWJlU2V0dXBMaW5rUmVzcG9uc2UiKJACAYLT5JMCHzoBKiIaL3YxL2FjY291bnQvc2V0dXAvZGVzY3JpYmUSiAEKEkNvbXBsZXRlT3duZXJTZXR1cBIkLmhlcmFsZC52MS5Db21wbGV0ZU93bmVyU2V0dXBSZXF1ZXN0GiUuaGVyYWxkLnYxLkNvbXBsZXRlT3duZXJTZXR1cFJlc3BvbnNlIiWC0+STAh86ASpiB2FjY291bnQiES92MS9hY2NvdW50L3NldHVwEnYKDkNoYW5nZVBhc3N3b3JkEiAuaGVyYWxkLnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBohLmhlcmFsZC52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlIh+C0+STAhk6ASoiFC92MS9hY2NvdW50L3Bhc3N3b3JkEnEKDURlbGV0ZUFjY291bnQSHy5oZXJhbGQudjEuRGVsZXRlQWNjb3VudFJlcXVlc3QaIC5oZXJhbGQudjEuRGVsZXRlQWNjb3VudFJlc3BvbnNlIh2C0+STAhc6ASoiEi92MS9hY2NvdW50L2RlbGV0ZWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_account]);
 
 /**
  * Request to delete the caller's account.
@@ -112,6 +112,55 @@ export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*
   messageDesc(file_herald_v1_account_service, 3);
 
 /**
+ * Which account a setup link is for (the setup page says so, and tells password managers).
+ *
+ * @generated from message herald.v1.DescribeSetupLinkRequest
+ */
+export type DescribeSetupLinkRequest = Message<"herald.v1.DescribeSetupLinkRequest"> & {
+  /**
+   * The token of the setup link (after `#` in HERALD_OWNER_SETUP_URL).
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message herald.v1.DescribeSetupLinkRequest.
+ * Use `create(DescribeSetupLinkRequestSchema)` to create a new message.
+ */
+export const DescribeSetupLinkRequestSchema: GenMessage<DescribeSetupLinkRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 4);
+
+/**
+ * The account a setup link sets the password of.
+ *
+ * @generated from message herald.v1.DescribeSetupLinkResponse
+ */
+export type DescribeSetupLinkResponse = Message<"herald.v1.DescribeSetupLinkResponse"> & {
+  /**
+   * The account's sign-in email.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * When the link stops working.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message herald.v1.DescribeSetupLinkResponse.
+ * Use `create(DescribeSetupLinkResponseSchema)` to create a new message.
+ */
+export const DescribeSetupLinkResponseSchema: GenMessage<DescribeSetupLinkResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_account_service, 5);
+
+/**
  * Completing the owner's setup.
  *
  * @generated from message herald.v1.CompleteOwnerSetupRequest
@@ -145,7 +194,7 @@ export type CompleteOwnerSetupRequest = Message<"herald.v1.CompleteOwnerSetupReq
  * Use `create(CompleteOwnerSetupRequestSchema)` to create a new message.
  */
 export const CompleteOwnerSetupRequestSchema: GenMessage<CompleteOwnerSetupRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 4);
+  messageDesc(file_herald_v1_account_service, 6);
 
 /**
  * The owner's account, now with a password; the console is signed in (a session cookie).
@@ -180,7 +229,7 @@ export type CompleteOwnerSetupResponse = Message<"herald.v1.CompleteOwnerSetupRe
  * Use `create(CompleteOwnerSetupResponseSchema)` to create a new message.
  */
 export const CompleteOwnerSetupResponseSchema: GenMessage<CompleteOwnerSetupResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 5);
+  messageDesc(file_herald_v1_account_service, 7);
 
 /**
  * Changing the caller's password.
@@ -216,7 +265,7 @@ export type ChangePasswordRequest = Message<"herald.v1.ChangePasswordRequest"> &
  * Use `create(ChangePasswordRequestSchema)` to create a new message.
  */
 export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 6);
+  messageDesc(file_herald_v1_account_service, 8);
 
 /**
  * The password was changed.
@@ -245,7 +294,7 @@ export type ChangePasswordResponse = Message<"herald.v1.ChangePasswordResponse">
  * Use `create(ChangePasswordResponseSchema)` to create a new message.
  */
 export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 7);
+  messageDesc(file_herald_v1_account_service, 9);
 
 /**
  * Sign-up request.
@@ -273,7 +322,7 @@ export type SignUpRequest = Message<"herald.v1.SignUpRequest"> & {
  * Use `create(SignUpRequestSchema)` to create a new message.
  */
 export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 8);
+  messageDesc(file_herald_v1_account_service, 10);
 
 /**
  * Sign-up response.
@@ -294,7 +343,7 @@ export type SignUpResponse = Message<"herald.v1.SignUpResponse"> & {
  * Use `create(SignUpResponseSchema)` to create a new message.
  */
 export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 9);
+  messageDesc(file_herald_v1_account_service, 11);
 
 /**
  * Request for the caller's account.
@@ -309,7 +358,7 @@ export type GetAccountRequest = Message<"herald.v1.GetAccountRequest"> & {
  * Use `create(GetAccountRequestSchema)` to create a new message.
  */
 export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 10);
+  messageDesc(file_herald_v1_account_service, 12);
 
 /**
  * The caller's account.
@@ -330,7 +379,7 @@ export type GetAccountResponse = Message<"herald.v1.GetAccountResponse"> & {
  * Use `create(GetAccountResponseSchema)` to create a new message.
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 11);
+  messageDesc(file_herald_v1_account_service, 13);
 
 /**
  * Request for the caller's usage.
@@ -345,7 +394,7 @@ export type GetUsageRequest = Message<"herald.v1.GetUsageRequest"> & {
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 12);
+  messageDesc(file_herald_v1_account_service, 14);
 
 /**
  * Usage of the current calendar month (UTC).
@@ -394,7 +443,7 @@ export type GetUsageResponse = Message<"herald.v1.GetUsageResponse"> & {
  * Use `create(GetUsageResponseSchema)` to create a new message.
  */
 export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_account_service, 13);
+  messageDesc(file_herald_v1_account_service, 15);
 
 /**
  * Accounts and their usage.
@@ -445,6 +494,17 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof GetServerInfoRequestSchema;
     output: typeof GetServerInfoResponseSchema;
+  },
+  /**
+   * Which account a setup link is for, while it is unused and unexpired. Needs no credential:
+   * the token is the credential; a wrong one counts as a failed authentication.
+   *
+   * @generated from rpc herald.v1.AccountService.DescribeSetupLink
+   */
+  describeSetupLink: {
+    methodKind: "unary";
+    input: typeof DescribeSetupLinkRequestSchema;
+    output: typeof DescribeSetupLinkResponseSchema;
   },
   /**
    * Sets the owner's password with the one-time setup link printed at first start (or by

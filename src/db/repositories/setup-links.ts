@@ -32,6 +32,16 @@ export class SetupLinkRepository {
     return token;
   }
 
+  /** A usable link's account and expiry, without using it; undefined when unknown, used or expired. */
+  async describe(token: string): Promise<{ accountId: string; expiresAt: Date } | undefined> {
+    const link = await this.#orm.em.fork().findOne(SetupLink, {
+      digest: digestCredential(token),
+      usedAt: null,
+      expiresAt: { $gt: new Date() },
+    });
+    return link ? { accountId: link.accountId, expiresAt: link.expiresAt } : undefined;
+  }
+
   /** Uses a token up: its account, or undefined when unknown, used or expired. */
   async consume(token: string): Promise<string | undefined> {
     const em = this.#orm.em.fork();

@@ -1,5 +1,5 @@
 /** The ways in: the owner's setup link, sign-in and (when open) sign-up. */
-import { api } from "../api.ts";
+import { api, errorText } from "../api.ts";
 import { link, loadSession, navigate, notice, route, simpleForm } from "../app.ts";
 import { field, fill, h, passwordField } from "../dom.ts";
 
@@ -29,9 +29,19 @@ route("/setup", {
     const password = passwordField("New password", "new-password");
     const again = passwordField("Repeat the password", "new-password");
     const keep = h("input", { type: "checkbox" });
+    // The account, for the person and for password managers (they save what `username` says).
+    const username = h("input", {
+      type: "email",
+      name: "username",
+      autocomplete: "username",
+      readonly: true,
+      "aria-label": "Account",
+    });
+    const whose = h("p", {}, "Checking the link…");
     const form = simpleForm(
       "Set password and sign in",
       [
+        h("label", { class: "visually-hidden" }, "Account", username),
         password.wrap,
         again.wrap,
         h("label", { class: "check" }, keep, "keep my CLI tokens working"),
@@ -60,10 +70,19 @@ route("/setup", {
           "Choose the owner's password: at least 12 characters. The link works once. A new password signs out the other console sessions and revokes the CLI tokens, unless you keep them.",
         ),
         token
-          ? form
+          ? h("div", {}, whose, form)
           : notice("This page needs the setup link printed by npm start (it ends in #…).", "error"),
       ),
     );
+    if (token) {
+      api.account
+        .describeSetupLink({ token })
+        .then(({ email }) => {
+          username.value = email;
+          fill(whose, "Setting the password of ", h("strong", {}, email), ".");
+        })
+        .catch((err) => fill(whose, notice(errorText(err), "error")));
+    }
     return undefined;
   },
 });
