@@ -112,9 +112,10 @@ describe("the worker", () => {
       ).json()) as {
         device_deliveries: { device_id: string; last_error: string; attempts: number }[];
       };
+    // The attempt is counted when the delivery is claimed and its error written when it is
+    // settled: wait for the settled attempt, not the claim.
     await waitFor(
-      async () =>
-        ((await state()).device_deliveries.find((x) => x.device_id === d.id)?.attempts ?? 0) > 0,
+      async () => !!(await state()).device_deliveries.find((x) => x.device_id === d.id)?.last_error,
     );
     const mine = (await state()).device_deliveries.find((x) => x.device_id === d.id);
     expect(mine?.last_error).toBe("web push: the push service could not be reached");
