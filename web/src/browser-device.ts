@@ -42,15 +42,34 @@ async function pushSubscription(): Promise<PushSubscription | string> {
   }
   const reg = await navigator.serviceWorker.register("/sw.js");
   await navigator.serviceWorker.ready;
+  // The browser's push service may be out of reach (a proxy, a de-Googled browser, an air-gapped
+  // lab): `subscribe` then never settles. A deadline, and the live stream instead.
+  const subscribing = reg.pushManager.subscribe({
+    userVisibleOnly: true,
+    applicationServerKey: base64url(key),
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<string>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve(`the browser's push service did not answer within ${subscribeDeadlineMs / 1000} s`),
+      subscribeDeadlineMs,
+    );
+  });
   try {
-    return await reg.pushManager.subscribe({
-      userVisibleOnly: true,
-      applicationServerKey: base64url(key),
-    });
+    const first = await Promise.race([subscribing, late]);
+    // A subscription that comes after all is given up, so no push goes to a device not made.
+    if (typeof first === "string") void subscribing.then((s) => s.unsubscribe()).catch(() => {});
+    return first;
   } catch (err) {
     return `the browser's push service refused: ${(err as Error).message}`;
+  } finally {
+    clearTimeout(timer);
   }
 }
+
+/** How long the browser's push service has to give a subscription. */
+const subscribeDeadlineMs = 10_000;
 
 /** Makes this browser a device; returns how it receives, and why not by push if it does not. */
 export async function enableThisBrowser(
@@ -166,6 +185,8 @@ export function thisBrowserButton(): HTMLElement {
         class: "primary",
         onclick: async () => {
           on.disabled = true;
+          on.textContent = "Asking the browser's push service…";
+          on.setAttribute("aria-busy", "true");
           try {
             const result = await enableThisBrowser(async (platform) => {
               const { code } = await api.devices.createPairingCode({});
