@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -26,5 +27,14 @@ describe("npm install on an older Node", () => {
       expect(r.stderr, v).toBe("");
     }
     expect(checkAs("22.16.9").status).toBe(1);
+  });
+});
+
+describe("npm itself on an older Node", () => {
+  it("refuses to install before downloading anything: engine-strict, and the same minimum", () => {
+    const root = resolve(import.meta.dirname, "../../..");
+    expect(readFileSync(resolve(root, ".npmrc"), "utf8")).toMatch(/^engine-strict=true$/m);
+    const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8"));
+    expect(pkg.engines.node).toBe(">=22.17");
   });
 });
