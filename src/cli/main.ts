@@ -22,7 +22,7 @@ import { run } from "./commands/run.ts";
 import { webhooks } from "./commands/webhooks.ts";
 import { Context, describeFailure, exit, type Io } from "./context.ts";
 
-const commands: Command[] = [
+export const commands: Command[] = [
   login,
   logout,
   whoami,
@@ -42,7 +42,7 @@ const commands: Command[] = [
   accountDelete,
 ];
 
-const globalOptions = {
+export const globalOptions = {
   url: { type: "string" },
   "api-key": { type: "string" },
   token: { type: "string" },

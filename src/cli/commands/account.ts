@@ -11,6 +11,7 @@ export const tokensList: Command = {
   summary: "list the account's CLI tokens and console sessions, with their expiry",
   usage: "herald tokens list [--json]",
   options: {},
+  example: "herald tokens list",
   async run(ctx) {
     const { cliTokens } = await ctx
       .client(AuthService)
@@ -72,6 +73,7 @@ export const accountDelete: Command = {
     confirm: "the account's email, typed out (for scripts; a terminal asks instead)",
     "password-stdin": "read the password from standard input",
   },
+  example: "herald account delete",
   async run(ctx, { values }) {
     const headers = { headers: ctx.headers(ctx.ownerToken) };
     const accounts = ctx.client(AccountService);
@@ -119,6 +121,7 @@ export const accountPassword: Command = {
     "keep-cli-tokens": "keep the account's other CLI tokens working (this machine's always is)",
     "password-stdin": "read the current and the new password from two lines of standard input",
   },
+  example: "herald account password --keep-cli-tokens",
   async run(ctx, { values }) {
     const keep = values["keep-cli-tokens"] === true;
     const res = await ctx

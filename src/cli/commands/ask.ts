@@ -79,6 +79,9 @@ export const ask: Command = {
     "click-url": { type: "string" },
   },
   flags: {
+    topic: "T: the question's topic (default `default`)",
+    priority: "P: low, normal or high (default normal)",
+    "click-url": "URL: a link the phone opens with the question",
     action: "ID:LABEL: a button (at most 3 actions in all); its id is printed when chosen",
     reply: "ID:LABEL: a button that asks for text; the text is printed when chosen",
     deny: "ID: choosing this action exits 5 (denied) instead of 0; repeat for more",

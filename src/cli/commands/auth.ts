@@ -88,6 +88,16 @@ export const login: Command = {
     device: { type: "boolean" },
     approve: { type: "string" },
   },
+  flags: {
+    expires:
+      "when the token stops working: a duration (90d, 12h) or a date (2027-01-31); default never",
+    email: "the account's email (a terminal asks when it is not given)",
+    "password-stdin":
+      "read the password from standard input (for scripts); a terminal asks instead",
+    device: "sign in by approving a code from another signed-in machine or the console (RFC 8628)",
+    approve: "CODE: approve another machine's `herald login --device`, showing who is asking",
+  },
+  example: "herald login --email me@example.com --expires 90d",
   async run(ctx, { values }) {
     if (typeof values.approve === "string") {
       const auth = ctx.client(AuthService);
@@ -132,6 +142,7 @@ export const logout: Command = {
   summary: "revoke this machine's CLI token and forget it",
   usage: "herald logout",
   options: {},
+  example: "herald logout",
   async run(ctx) {
     await ctx.client(AuthService).logout({}, { headers: ctx.headers(ctx.ownerToken) });
     ctx.config.update(({ token: _t, ...rest }) => rest);
@@ -149,6 +160,7 @@ export const whoami: Command = {
   summary: "show the server, credential, account and project the next command will use",
   usage: "herald whoami [--json]",
   options: {},
+  example: "herald whoami --json",
   async run(ctx) {
     const publisher = ctx.publisher;
     const owner = ctx.owner;

@@ -20,6 +20,7 @@ export const devices: Command[] = [
     summary: "list your devices",
     usage: "herald devices list",
     options: {},
+    example: "herald devices list",
     async run(ctx) {
       const { devices } = await ctx
         .client(DeviceService)
@@ -46,6 +47,7 @@ export const devices: Command[] = [
     summary: "rename a device",
     usage: "herald devices rename ID NAME",
     options: {},
+    example: 'herald devices rename 01a20e "Work phone"',
     async run(ctx, { positionals }) {
       const [typed, ...name] = need(positionals, 2, "herald devices rename ID NAME");
       const id = await deviceId(ctx, typed as string);
@@ -65,6 +67,7 @@ export const devices: Command[] = [
     usage: "herald devices remove ID [--yes]",
     options: { yes: { type: "boolean", short: "y" } },
     flags: { yes: "remove without asking (scripts)" },
+    example: "herald devices remove 01a20e --yes",
     async run(ctx, { positionals, values }) {
       const [typed] = need(positionals, 1, "herald devices remove ID");
       const id = await deviceId(ctx, typed as string);
@@ -81,6 +84,7 @@ export const devices: Command[] = [
     summary: "send a test notification to one device",
     usage: "herald devices test ID",
     options: {},
+    example: "herald devices test 01a20e",
     async run(ctx, { positionals }) {
       const [typed] = need(positionals, 1, "herald devices test ID");
       const id = await deviceId(ctx, typed as string);
@@ -98,6 +102,7 @@ export const devices: Command[] = [
     summary: "print a short-lived code to sign a phone in",
     usage: "herald devices pair",
     options: {},
+    example: "herald devices pair",
     async run(ctx) {
       const res = await ctx
         .client(DeviceService)

@@ -24,6 +24,11 @@ export const history: Command[] = [
     summary: "recent notifications of the project",
     usage: "herald history [--topic T] [--limit N]",
     options: { topic: { type: "string" }, limit: { type: "string" } },
+    flags: {
+      topic: "T: only this topic; default every topic",
+      limit: "N: how many, newest first (default 20, at most 100)",
+    },
+    example: "herald history --topic deploys --limit 5",
     async run(ctx, { values }) {
       const limit = values.limit === undefined ? 20 : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100)
@@ -49,6 +54,7 @@ export const history: Command[] = [
     summary: "a notification's delivery, device by device",
     usage: "herald status ID",
     options: {},
+    example: "herald status 01a20e",
     async run(ctx, { positionals }) {
       const [typed] = need(positionals, 1, "herald status ID");
       const { notify, headers, id } = await pick(ctx, typed as string);

@@ -16,6 +16,7 @@ export const keys: Command[] = [
       scope: "write (publish; the default) and/or read (notifications and their status)",
       expires: "when the key stops working: a duration (90d, 12h, 2w) or a date; default never",
     },
+    example: "herald keys create ci --scope write --expires 90d",
     async run(ctx, { positionals, values }) {
       const [name] = need(positionals, 1, "herald keys create NAME");
       const res = await ctx.client(ApiKeyService).createApiKey(
@@ -45,6 +46,7 @@ export const keys: Command[] = [
     summary: "list the project's API keys",
     usage: "herald keys list [--project P]",
     options: {},
+    example: "herald keys list --project payments",
     async run(ctx) {
       const { apiKeys } = await ctx
         .client(ApiKeyService)

@@ -46,6 +46,14 @@ export const listen: Command = {
     bell: { type: "boolean" },
     desktop: { type: "boolean" },
   },
+  flags: {
+    topic: "T: only these topics (repeat it for several); default every topic",
+    exec: "CMD: run CMD for each notification, its JSON on standard input (through the shell)",
+    count: "N: stop after N notifications; default never",
+    bell: "ring the terminal's bell before each notification",
+    desktop: "also show each one as a desktop notification (notify-send, osascript)",
+  },
+  example: "herald listen --topic deploys --exec 'jq -r .title'",
   async run(ctx, { values }) {
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
@@ -112,6 +120,7 @@ export const ack: Command = {
   summary: "acknowledge a notification as this machine (stops its repeats and escalation)",
   usage: "herald ack ID",
   options: {},
+  example: "herald ack 01a20e",
   async run(ctx, { positionals }) {
     const [id] = positionals;
     if (!id) throw new CliError("usage: herald ack ID", exit.usage);

@@ -27,6 +27,7 @@ export const projects: Command[] = [
     summary: "list your projects",
     usage: "herald projects list",
     options: {},
+    example: "herald projects list",
     async run(ctx) {
       const { projects } = await ctx
         .client(ProjectService)
@@ -52,6 +53,7 @@ export const projects: Command[] = [
     summary: "create a project",
     usage: "herald projects create NAME",
     options: {},
+    example: "herald projects create payments",
     async run(ctx, { positionals }) {
       const [name] = need(positionals, 1, "herald projects create NAME");
       const { project } = await ctx
@@ -69,6 +71,7 @@ export const projects: Command[] = [
     summary: "make a project the one this machine publishes into and reads",
     usage: "herald projects use NAME",
     options: {},
+    example: "herald projects use payments",
     async run(ctx, { positionals }) {
       const [name] = need(positionals, 1, "herald projects use NAME");
       const id = await projectId(ctx, name);

@@ -61,6 +61,7 @@ export const webhooks: Command[] = [
     summary: "the project's webhook endpoints, and why one is disabled",
     usage: "herald webhooks list",
     options: {},
+    example: "herald webhooks list --json",
     async run(ctx) {
       const { endpoints } = await client(ctx).listWebhookEndpoints({}, headers(ctx));
       ctx.out(
@@ -86,6 +87,7 @@ export const webhooks: Command[] = [
     usage: "herald webhooks delete ID [--yes]",
     options: { yes: { type: "boolean", short: "y" } },
     flags: { yes: "delete without asking (scripts)" },
+    example: "herald webhooks delete 01a20e --yes",
     async run(ctx, { positionals, values }) {
       const [typed] = need(positionals, 1, "herald webhooks delete ID");
       const id = await endpointId(ctx, typed as string);
@@ -104,6 +106,7 @@ export const webhooks: Command[] = [
     summary: "enable a disabled webhook endpoint; what waited is sent now",
     usage: "herald webhooks enable ID",
     options: {},
+    example: "herald webhooks enable 01a20e",
     async run(ctx, { positionals }) {
       const [typed] = need(positionals, 1, "herald webhooks enable ID");
       const id = await endpointId(ctx, typed as string);
@@ -118,6 +121,7 @@ export const webhooks: Command[] = [
     usage: "herald webhooks rotate ID [--overlap SECONDS]",
     options: { overlap: { type: "string" } },
     flags: { overlap: "seconds the old secret keeps signing too (default 86400)" },
+    example: "herald webhooks rotate 01a20e --overlap 3600",
     async run(ctx, { positionals, values }) {
       const [typed] = need(positionals, 1, "herald webhooks rotate ID");
       const id = await endpointId(ctx, typed as string);
@@ -135,6 +139,10 @@ export const webhooks: Command[] = [
     summary: "an endpoint's delivery attempts, newest first",
     usage: "herald webhooks attempts ID [--limit N]",
     options: { limit: { type: "string" } },
+    flags: {
+      limit: "N: how many of the latest attempts (default 20)",
+    },
+    example: "herald webhooks attempts 01a20e --limit 5",
     async run(ctx, { positionals, values }) {
       const [typed] = need(positionals, 1, "herald webhooks attempts ID");
       const id = await endpointId(ctx, typed as string);
@@ -172,6 +180,7 @@ export const webhooks: Command[] = [
     summary: "send an event to an endpoint again, with the same webhook-id",
     usage: "herald webhooks replay ENDPOINT_ID EVENT_ID",
     options: {},
+    example: "herald webhooks replay 01a20e 01a21f",
     async run(ctx, { positionals }) {
       const [typed, eventId] = need(positionals, 2, "herald webhooks replay ENDPOINT_ID EVENT_ID");
       const id = await endpointId(ctx, typed as string);
