@@ -73,6 +73,20 @@ export async function resolveId(
   );
 }
 
+/**
+ * The shortest prefix of each id, at least `min` long, that no other of `ids` starts with: what a
+ * list shows, and what `resolveId` takes back (as git abbreviates commits).
+ */
+export function shortIds(ids: readonly string[], min = 8): Map<string, string> {
+  const short = new Map<string, string>();
+  for (const id of ids) {
+    let n = min;
+    while (n < id.length && ids.some((o) => o !== id && o.startsWith(id.slice(0, n)))) n++;
+    short.set(id, id.slice(0, n));
+  }
+  return short;
+}
+
 /** Asks before something that cannot be undone; `--yes` answers for scripts. */
 export async function confirm(ctx: Context, question: string, yes: boolean): Promise<void> {
   if (yes) return;

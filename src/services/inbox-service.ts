@@ -144,6 +144,9 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // The call ends when the client goes or the server begins to shut down.
       const ended = AbortSignal.any([ctx.signal, hub.ending]);
       try {
+        // At once, so that a client knows the stream is open (a reconnect says so now, not at the
+        // first notification or keepalive).
+        yield keepalive();
         // Everything not acknowledged but `since` itself: what was published while it was
         // away, what was written to an earlier stream that broke before the client confirmed
         // it, and what was fanned out late; a page at a time, each once the last is written.

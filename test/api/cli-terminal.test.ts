@@ -1,9 +1,11 @@
 /**
  * The installed CLI in a real terminal (a pseudo-terminal made by util-linux's `script`):
- * Ctrl-C typed at `login --device` ends it at once, and `listen` marks a high-priority
- * notification in colour.
+ * Ctrl-C typed at `login --device` ends it at once and clears its spinner; `listen` says what
+ * it listens for, marks a high-priority notification in colour, and shows an outage as one line
+ * rewritten in place, then "reconnected" as soon as the stream is back.
  */
 import { spawn } from "node:child_process";
+import { createConnection, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliFor } from "../helpers/cli.ts";
@@ -48,13 +50,17 @@ describe("on a terminal", () => {
     expect(await t.exited).toBe(130);
     expect(Date.now() - typed).toBeLessThan(2_000);
     expect(t.screen()).toContain("login canceled");
+    // The spinner's last frame is cleared, not left beside the message.
+    expect(t.screen()).toMatch(/waiting for approval…(\^C)?\r\x1b\[K[^⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]*login canceled/);
   });
 
   it("listen shows a high-priority notification marked in colour", async () => {
     const h = await loggedIn();
     const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };
     const t = onTerminal("listen --topic pty --count 1", env);
-    await new Promise((r) => setTimeout(r, 1500)); // registered and subscribed (nothing to wait on)
+    await waitFor(() =>
+      t.screen().includes("listening for topic pty (1 notification); Ctrl-C stops"),
+    );
     await notify(server, {
       title: "Disk full",
       topic: "pty",
@@ -68,4 +74,45 @@ describe("on a terminal", () => {
       "#pty  \x1b[1mDisk full\x1b[0m\n          db-1 at 99%",
     );
   });
+
+  it("listen shows an outage as one line rewritten in place, and says at once when it is back", async () => {
+    // A door in front of the server that can slam every connection, as a restart does.
+    const open = new Set<Socket>();
+    let refusing = false;
+    const door = createServer((client) => {
+      if (refusing) return client.destroy();
+      const upstream = createConnection(server.port, "127.0.0.1");
+      client.pipe(upstream).pipe(client);
+      for (const sock of [client, upstream]) {
+        open.add(sock);
+        sock.on("close", () => open.delete(sock));
+        sock.on("error", () => {});
+      }
+    });
+    await new Promise<void>((r) => door.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(door.address() as { port: number }).port}`;
+    const h = await loggedIn();
+    const t = onTerminal(`listen --url ${url} --topic outage`, {
+      HOME: h,
+      XDG_CONFIG_HOME: join(h, ".config"),
+    });
+    await waitFor(() => t.screen().includes("Ctrl-C stops"));
+    await new Promise((r) => setTimeout(r, 500)); // subscribed (the first keepalive is on its way)
+    refusing = true;
+    for (const sock of open) sock.destroy();
+    await waitFor(() => (t.screen().match(/connection lost/g) ?? []).length >= 2, 10_000);
+    refusing = false;
+    const back = Date.now();
+    await waitFor(() => t.screen().includes("reconnected"), 10_000);
+    expect(Date.now() - back).toBeLessThan(6_000);
+    t.type("\x03");
+    await t.exited;
+    door.close();
+    const screen = t.screen();
+    // Each retry rewrites the line: no newline between them, and "reconnected" replaces them.
+    const outage = screen.slice(screen.indexOf("connection lost"), screen.indexOf("reconnected"));
+    expect(outage).not.toMatch(/\n/);
+    expect(outage).toMatch(/\r\x1b\[Kconnection lost .*retrying in/);
+    expect(screen).toMatch(/\r\x1b\[Kreconnected\r?\n/);
+  }, 30_000);
 });

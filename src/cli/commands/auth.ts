@@ -66,9 +66,15 @@ async function deviceLogin(ctx: Context, expiresAt: Timestamp | undefined): Prom
       };
       signal?.addEventListener("abort", onAbort, { once: true });
     });
-    if (canceled) throw new CliError("login canceled", exit.canceled);
+    if (canceled) {
+      if (ctx.io.isTty) ctx.io.stderr("\r\x1b[K");
+      throw new CliError("login canceled", exit.canceled);
+    }
     const poll = await auth.pollLogin({ deviceCode: start.deviceCode });
     interval = poll.interval || interval;
+    // The spinner's last frame goes with the wait.
+    const over = ["approved", "access_denied", "expired_token"].includes(poll.status);
+    if (over && ctx.io.isTty) ctx.io.stderr("\r\x1b[K");
     if (poll.status === "approved") return poll.token;
     if (poll.status === "access_denied") throw new CliError("the login was denied", exit.auth);
     if (poll.status === "expired_token")

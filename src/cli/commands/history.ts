@@ -3,7 +3,7 @@ import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
-import { need, resolveId, resourceJson, table, when } from "../format.ts";
+import { need, resolveId, resourceJson, shortIds, table, when } from "../format.ts";
 
 /** The notification a typed id (or unique prefix) names, and a client to act on it. */
 async function pick(ctx: Context, typed: string) {
@@ -39,10 +39,18 @@ export const history: Command[] = [
           { topic: (values.topic as string | undefined) ?? "", pageSize: limit },
           { headers: ctx.headers(ctx.publisherSecret) },
         );
+      // Ids as short as they stay unique (herald status and ack take them back); --json has all.
+      const short = shortIds(res.notifications.map((n) => n.id));
       ctx.out(
         table([
           ["ID", "CREATED", "TOPIC", "STATUS", "TITLE"],
-          ...res.notifications.map((n) => [n.id, when(n.createdAt), n.topic, n.status, n.title]),
+          ...res.notifications.map((n) => [
+            short.get(n.id) ?? n.id,
+            when(n.createdAt),
+            n.topic,
+            n.status,
+            n.title,
+          ]),
         ]),
         res.notifications.map((n) => resourceJson(NotificationSchema, n)),
       );

@@ -66,9 +66,9 @@ export const listen: Command = {
       acknowledge: (id) => inbox.ackNotification({ id, acknowledge: true }, auth),
       respond: (id, actionId, text) => inbox.respondToNotification({ id, actionId, text }, auth),
     });
-    let backoff = 500;
-    let lost = false;
+    let [backoff, lost, status] = [500, false, statusLine(ctx)];
     const firstTime = recentIds(1000);
+    ctx.io.stderr(listeningLine(topics, limit));
     while (received < limit && !ctx.io.signal?.aborted) {
       const abort = new AbortController();
       const onStop = () => abort.abort();
@@ -78,7 +78,7 @@ export const listen: Command = {
         for await (const msg of inbox.subscribe({ since }, { ...auth, signal: abort.signal })) {
           backoff = 500;
           if (lost) {
-            ctx.io.stderr("reconnected\n");
+            status("reconnected", true);
             lost = false;
           }
           if (msg.event.case === "cleared") show.cleared(msg.event.value);
@@ -99,8 +99,9 @@ export const listen: Command = {
           ctx.config.update(({ device: _d, ...rest }) => rest);
           throw err;
         }
-        ctx.io.stderr(
-          `connection lost (${e.message}), retrying in ${Math.round(backoff / 100) / 10} s\n`,
+        status(
+          `connection lost (${e.message}), retrying in ${Math.round(backoff / 100) / 10} s`,
+          false,
         );
         lost = true;
         await new Promise((r) => setTimeout(r, backoff));
@@ -135,6 +136,19 @@ export const ack: Command = {
     return exit.ok;
   },
 };
+
+/** What `listen` says as it starts: what it listens for, and how to stop. */
+function listeningLine(topics: string[] | undefined, limit: number): string {
+  const what = topics ? `topic${topics.length > 1 ? "s" : ""} ${topics.join(", ")}` : "every topic";
+  const count = Number.isFinite(limit) ? ` (${limit} notification${limit > 1 ? "s" : ""})` : "";
+  return `listening for ${what}${count}; Ctrl-C stops\n`;
+}
+
+/** On a terminal an outage is one line, rewritten in place; in a log, one line per retry. */
+function statusLine(ctx: Context) {
+  return (text: string, done: boolean) =>
+    ctx.io.stderr(ctx.io.isTty ? `\r\x1b[K${text}${done ? "\n" : ""}` : `${text}\n`);
+}
 
 /** Whether an id is seen for the first time among the last `max` seen. */
 function recentIds(max: number): (id: string) => boolean {
