@@ -86,7 +86,7 @@ describe("expiry dates", () => {
     expect(days).toBeLessThanOrEqual(30);
     const human = await cli(["tokens", "list"], { home: h });
     expect(human.stdout.split("\n")[0]).toMatch(
-      /ID\s+NAME\s+KIND\s+TOKEN\s+LAST USED\s+EXPIRES\s+REVOKED/,
+      /ID\s+NAME\s+MADE BY\s+TOKEN\s+LAST USED\s+EXPIRES\s+REVOKED/,
     );
 
     const created = await cli(["keys", "create", "short-lived", "--expires", "12h", "--json"], {

@@ -51,7 +51,8 @@ describe("on a terminal", () => {
     expect(Date.now() - typed).toBeLessThan(2_000);
     expect(t.screen()).toContain("login canceled");
     // The spinner's last frame is cleared, not left beside the message.
-    expect(t.screen()).toMatch(/waiting for approval…(\^C)?\r\x1b\[K[^⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]*login canceled/);
+    const ending = t.screen().slice(t.screen().lastIndexOf("waiting for approval…"));
+    expect(ending).toContain("\r\x1b[Kherald: login canceled");
   });
 
   it("listen shows a high-priority notification marked in colour", async () => {
@@ -112,7 +113,8 @@ describe("on a terminal", () => {
     // Each retry rewrites the line: no newline between them, and "reconnected" replaces them.
     const outage = screen.slice(screen.indexOf("connection lost"), screen.indexOf("reconnected"));
     expect(outage).not.toMatch(/\n/);
-    expect(outage).toMatch(/\r\x1b\[Kconnection lost .*retrying in/);
-    expect(screen).toMatch(/\r\x1b\[Kreconnected\r?\n/);
+    expect(outage.startsWith("connection lost")).toBe(true);
+    expect(outage.split("\r\x1b[Kconnection lost ").length).toBeGreaterThanOrEqual(2);
+    expect(screen).toContain("\r\x1b[Kreconnected\r\n");
   }, 30_000);
 });
