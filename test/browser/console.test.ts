@@ -189,11 +189,46 @@ describe("the console", () => {
   it("shows a publish live, with its status and per-device delivery states", async () => {
     await page.getByRole("link", { name: "Notifications" }).click();
     await page.getByText("Nothing published yet").waitFor();
+    // The first publish, as a command to copy.
+    expect(await page.locator(".command code").innerText()).toMatch(
+      /^curl -H "Authorization: Bearer \$HERALD_API_KEY" -d '\{"title":"Hello"\}' http:\/\/127\.0\.0\.1:\d+\/v1\/notify$/,
+    );
+    await page.getByRole("button", { name: "Copy" }).waitFor();
+    // The Priority select lines up with the fields beside it.
+    const select = await page.getByLabel("Priority").boundingBox();
+    const title = await page.getByLabel("Title").boundingBox();
+    expect(
+      Math.abs((select?.y ?? 0) + (select?.height ?? 0) - (title?.y ?? 0) - (title?.height ?? 0)),
+    ).toBeLessThan(2);
     expect((await publish(secret, "Deploy finished")).status).toBe(202);
     await page.getByText("Deploy finished").waitFor({ timeout: 10_000 });
     await page.getByRole("button", { name: "Details of Deploy finished" }).click();
     await page.getByText('"build": 42').waitFor();
     await page.getByText("No device received it.").waitFor();
+    // A high one: its icon, its title a link to its click URL, its lines kept in the details.
+    const paged = await fetch(`${server.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}` },
+      body: JSON.stringify({
+        title: "db-1 down",
+        message: "primary unreachable\nfailover started\nETA 2 min",
+        priority: "high",
+        click_url: "https://status.example.com/db-1",
+      }),
+    });
+    expect(paged.status).toBe(202);
+    await page.getByRole("img", { name: "high priority" }).first().waitFor({ timeout: 10_000 });
+    expect(await page.getByRole("link", { name: "db-1 down" }).getAttribute("href")).toBe(
+      "https://status.example.com/db-1",
+    );
+    await page.getByRole("button", { name: "Details of db-1 down" }).click();
+    const message = page.locator(".feed .message", { hasText: "failover started" });
+    expect(await message.evaluate((el) => getComputedStyle(el).whiteSpace)).toBe("pre-wrap");
+    expect((await message.innerText()).split("\n")).toEqual([
+      "primary unreachable",
+      "failover started",
+      "ETA 2 min",
+    ]);
     await page.screenshot({ path: join(shots, "notifications.png") });
   });
 

@@ -15,6 +15,43 @@ function badge(text: string, kind = text): HTMLElement {
   return h("span", { class: `badge ${kind}` }, text.replaceAll("_", " "));
 }
 
+/** A priority at a glance, as ntfy shows it: an arrow up for high, down for low. */
+function priorityIcon(priority: string): HTMLElement | null {
+  if (priority !== "high" && priority !== "low") return null;
+  return h(
+    "span",
+    {
+      class: `priority ${priority}`,
+      role: "img",
+      "aria-label": `${priority} priority`,
+      title: `${priority} priority`,
+    },
+    priority === "high" ? "▲" : "▼",
+  );
+}
+
+/** The empty feed: how to publish the first one, as a command to copy. */
+function firstPublish(): HTMLElement {
+  const command = `curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Hello"}' ${location.origin}/v1/notify`;
+  const copy = h(
+    "button",
+    {
+      type: "button",
+      onclick: async () => {
+        await navigator.clipboard?.writeText(command).catch(() => {});
+        copy.textContent = "Copied";
+      },
+    },
+    "Copy",
+  );
+  return h(
+    "div",
+    {},
+    h("p", {}, "Nothing published yet. Send one above, or with an API key:"),
+    h("div", { class: "command" }, h("pre", {}, h("code", {}, command)), copy),
+  );
+}
+
 function details(n: Notification): HTMLElement {
   const rows = n.deviceDeliveries.map((d) =>
     h(
@@ -30,7 +67,9 @@ function details(n: Notification): HTMLElement {
   return h(
     "div",
     {},
-    n.message.length > 160 ? h("p", {}, n.message) : null,
+    n.message.length > 160 || n.message.includes("\n")
+      ? h("p", { class: "message" }, n.message)
+      : null,
     n.clickUrl
       ? h(
           "p",
@@ -123,6 +162,7 @@ function item(n: Notification, fresh: boolean, refresh: () => Promise<void>): HT
     h(
       "div",
       { class: "head" },
+      priorityIcon(n.priority),
       badge(n.status),
       n.priority === "high" ? badge("high") : null,
       n.requireAck
@@ -131,7 +171,13 @@ function item(n: Notification, fresh: boolean, refresh: () => Promise<void>): HT
             n.acknowledgedAt ? "sent" : "high",
           )
         : null,
-      h("span", { class: "title" }, n.title),
+      n.clickUrl
+        ? h(
+            "a",
+            { class: "title", href: n.clickUrl, rel: "noreferrer noopener", target: "_blank" },
+            n.title,
+          )
+        : h("span", { class: "title" }, n.title),
       h("span", { class: "muted" }, `#${n.topic} · ${when(date(n.createdAt))}`),
       acknowledgeButton(n, refresh),
       toggle,
@@ -221,8 +267,7 @@ route("/notifications", {
       fill(
         status,
         notifications.length === 0
-          ? 'Nothing published yet. Send one above, or with an API key: curl -H "Authorization: Bearer $HERALD_API_KEY" -d \'{"title":"Hello"}\' ' +
-              `${location.origin}/v1/notify`
+          ? firstPublish()
           : `Live: updated ${new Date().toLocaleTimeString()}`,
       );
     };
