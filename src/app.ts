@@ -179,6 +179,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     groupCommit: groupCommitOf(config, metrics),
   });
   app.addHook("onClose", () => repos.quota.close());
+  app.addHook("onClose", () => repos.openCalls.close());
   const queue = createDeliveryQueue(orm, config.deliveryLeaseSeconds);
   const hub = new StreamHub(orm.config.get("clientUrl") as string, queue, app.log);
   const readiness = new Readiness(() => repos.health.problem());

@@ -223,7 +223,13 @@ describe("the console", () => {
     );
     await page.getByRole("button", { name: "Details of db-1 down" }).click();
     const message = page.locator(".feed .message", { hasText: "failover started" });
-    expect(await message.evaluate((el) => getComputedStyle(el).whiteSpace)).toBe("pre-wrap");
+    const whiteSpace = await message.evaluate(
+      (el) =>
+        (
+          globalThis as unknown as { getComputedStyle: (e: unknown) => { whiteSpace: string } }
+        ).getComputedStyle(el).whiteSpace,
+    );
+    expect(whiteSpace).toBe("pre-wrap");
     expect((await message.innerText()).split("\n")).toEqual([
       "primary unreachable",
       "failover started",

@@ -1,8 +1,9 @@
 /**
  * Long-lived calls counted against the account's caps in every process: live streams (per
  * device and per account) and long polls (per account). A call holds a row while it lasts,
- * renews it (`touch`) at least every `aliveMs / 2`, and removes it when it ends; a row whose
- * process died expires after `aliveMs` and stops counting.
+ * renews it (`touch`) at least every `aliveMs / 2`, and removes it when it ends. A row counts
+ * only while its process beats (`serving_process`, every 5 s, alive 15 s): one whose process
+ * died stops counting within 15 s; one whose process hangs, at `aliveMs`.
  */
 import { uuidv7 } from "../../domain/ids.ts";
 import type { LimitName } from "../../domain/limits.ts";
@@ -25,10 +26,39 @@ export interface OpenCall {
 export class OpenCallRepository {
   readonly #orm: Orm;
   readonly #aliveMs: number;
+  /** This process, as its calls' rows name it. */
+  readonly #processId = uuidv7();
+  #beating: NodeJS.Timeout | undefined;
+  #lastBeat = 0;
 
   constructor(orm: Orm, aliveMs = 90_000) {
     this.#orm = orm;
     this.#aliveMs = aliveMs;
+  }
+
+  /** Says this process is alive (at most every second), and keeps saying so every 5 s. */
+  async #beat(): Promise<void> {
+    if (Date.now() - this.#lastBeat < 1_000) return;
+    this.#lastBeat = Date.now();
+    this.#beating ??= setInterval(() => {
+      this.#lastBeat = 0;
+      void this.#beat().catch(() => {}); // a missed beat only lets this process's calls lapse
+    }, 5_000).unref();
+    await this.#orm.em.getConnection().execute(
+      `insert into serving_process (id, alive_until) values (?, now() + interval '15 seconds')
+       on conflict (id) do update set alive_until = excluded.alive_until`,
+      [this.#processId],
+    );
+  }
+
+  /** The process stops: its calls stop counting at once. */
+  async close(): Promise<void> {
+    clearInterval(this.#beating);
+    if (this.#lastBeat === 0 && this.#beating === undefined) return;
+    await this.#orm.em
+      .getConnection()
+      .execute("delete from serving_process where id = ?", [this.#processId])
+      .catch(() => {});
   }
 
   /** Opens a call of the account (and device) under its caps, or throws limit_exceeded. */
@@ -39,12 +69,14 @@ export class OpenCallRepository {
     device?: { id: string; cap: CallCap },
   ): Promise<OpenCall> {
     const id = uuidv7();
-    const live = "kind = ? and alive_until > now()";
+    await this.#beat();
+    const live = `kind = ? and alive_until > now() and exists (select 1 from serving_process p
+      where p.id = open_call.process_id and p.alive_until > now())`;
     const insert = async (em: Parameters<Parameters<typeof underCap>[2]>[0]) => {
       await em.execute(
-        `insert into open_call (id, kind, account_id, device_id, alive_until)
-         values (?, ?, ?, ?, now() + make_interval(secs => ?))`,
-        [id, kind, accountId, device?.id ?? null, this.#aliveMs / 1000],
+        `insert into open_call (id, kind, account_id, device_id, alive_until, process_id)
+         values (?, ?, ?, ?, now() + make_interval(secs => ?), ?)`,
+        [id, kind, accountId, device?.id ?? null, this.#aliveMs / 1000, this.#processId],
       );
     };
     const accountCap = {
@@ -54,9 +86,12 @@ export class OpenCallRepository {
       params: [accountId, kind],
     };
     await underCap(this.#orm, accountCap, async (em) => {
-      await em.execute(`delete from open_call where account_id = ? and alive_until <= now()`, [
-        accountId,
-      ]);
+      await em.execute(
+        `delete from open_call where account_id = ? and (alive_until <= now() or not exists
+           (select 1 from serving_process p where p.id = open_call.process_id
+              and p.alive_until > now()))`,
+        [accountId],
+      );
       if (!device) return insert(em);
       const [row] = await em.execute<{ n: string }[]>(
         `select count(*) as n from open_call where device_id = ? and ${live}`,
