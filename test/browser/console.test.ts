@@ -122,12 +122,21 @@ async function pushChannel(): Promise<(payload: unknown) => Promise<unknown>> {
   );
   await cdp.send("ServiceWorker.enable");
   await waitFor(() => registrationId !== "");
-  return (payload) =>
-    cdp.send("ServiceWorker.deliverPushMessage", {
+  return async (payload) => {
+    // A push handed over CDP while Chromium restarts an idle worker can be dropped (a harness
+    // artifact: a real push service's message wakes the worker itself). Wake it first.
+    await waitFor(
+      async () =>
+        (await serviceWorker()
+          ?.evaluate(() => true)
+          .catch(() => false)) === true,
+    );
+    return cdp.send("ServiceWorker.deliverPushMessage", {
       origin: server.url,
       registrationId,
       data: JSON.stringify(payload),
     });
+  };
 }
 
 describe("the console", () => {
