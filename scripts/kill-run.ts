@@ -72,6 +72,8 @@ async function device(name: string) {
   const inbox = createClient(InboxService, createGrpcTransport({ baseUrl: url }));
   const auth = { headers: { authorization: `Bearer ${deviceCredential}` } };
   const received = new Set<string>();
+  /** Why the stream ended, and how often (a deadline, a process killed, a refusal). */
+  const errors = new Map<string, number>();
   let stop = false;
   let cursor = "";
   const loop = (async () => {
@@ -86,7 +88,9 @@ async function device(name: string) {
             .catch(() => {});
           if (stop) break;
         }
-      } catch {
+      } catch (err) {
+        const why = (err as { rawMessage?: string }).rawMessage ?? String(err);
+        errors.set(why, (errors.get(why) ?? 0) + 1);
         await new Promise((r) => setTimeout(r, 200));
       }
     }
@@ -95,7 +99,7 @@ async function device(name: string) {
     stop = true;
     return loop;
   };
-  return { received, end };
+  return { received, errors, end };
 }
 
 const listeners = [await device("one"), await device("two")];
@@ -155,6 +159,7 @@ while (Date.now() < deadline && listeners.some((l) => [...ids].some((id) => !l.r
   await new Promise((r) => setTimeout(r, 500));
 }
 log(`devices: ${listeners.map((l) => l.received.size).join(", ")} received`);
+for (const l of listeners) log(`  streams ended by: ${JSON.stringify(Object.fromEntries(l.errors))}`);
 const still = await fetch(`${url}/v1/notify`, {
   method: "POST",
   headers: { authorization: `Bearer ${key}` },

@@ -29,7 +29,7 @@ describe("open calls", () => {
       .open("stream", server.accountId, cap, perDevice(device))
       .catch((e: unknown) => publicError(e));
     expect(refused).toMatchObject({ code: "limit_exceeded", info: { limit: "streamsPerDevice" } });
-    // The first process dies without a word: its beat lapses (15 s after its last).
+    // The first process dies without a word: its beat lapses (5 s after its last).
     await crashed.close(); // stops its timer; its row is deleted like a lapse would make it void
     const [{ n }] = (await sql<{ n: string }>(
       server.databaseUrl,
@@ -47,7 +47,7 @@ describe("open calls", () => {
     const hung = new OpenCallRepository(server.orm);
     const other = new OpenCallRepository(server.orm);
     await hung.open("stream", server.accountId, cap, perDevice(device));
-    // As 15 s without a beat would leave it.
+    // As 5 s without a beat would leave it.
     await sql(
       server.databaseUrl,
       `update serving_process set alive_until = now() - interval '1 second'

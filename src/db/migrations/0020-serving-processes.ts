@@ -1,10 +1,9 @@
 import { Migration } from "@mikro-orm/migrations";
 
 /**
- * Each serving process beats a row of `serving_process` every 5 s; an open call (a stream, a long
- * poll) counts against its caps only while its process beats. A process killed mid-stream thus
- * stops holding its devices' places within 15 s, not at its rows' own expiry: under repeated
- * crashes, devices reconnecting are never refused for streams that died with a process.
+ * Each serving process beats a row of `serving_process` (every 2 s, alive 5 s); an open call (a
+ * stream, a long poll) counts against its caps only while its process beats. A process killed
+ * mid-stream thus stops holding its devices' places within 5 s, not at its rows' own expiry.
  */
 export class Migration0020ServingProcesses extends Migration {
   override name = "0020-serving-processes";

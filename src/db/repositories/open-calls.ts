@@ -2,8 +2,8 @@
  * Long-lived calls counted against the account's caps in every process: live streams (per
  * device and per account) and long polls (per account). A call holds a row while it lasts,
  * renews it (`touch`) at least every `aliveMs / 2`, and removes it when it ends. A row counts
- * only while its process beats (`serving_process`, every 5 s, alive 15 s): one whose process
- * died stops counting within 15 s; one whose process hangs, at `aliveMs`.
+ * only while its process beats (`serving_process`, every 2 s, alive 5 s): one whose process
+ * died stops counting within 5 s; one whose process hangs, at `aliveMs`.
  */
 import { uuidv7 } from "../../domain/ids.ts";
 import type { LimitName } from "../../domain/limits.ts";
@@ -36,16 +36,16 @@ export class OpenCallRepository {
     this.#aliveMs = aliveMs;
   }
 
-  /** Says this process is alive (at most every second), and keeps saying so every 5 s. */
+  /** Says this process is alive (at most every second), and keeps saying so every 2 s. */
   async #beat(): Promise<void> {
     if (Date.now() - this.#lastBeat < 1_000) return;
     this.#lastBeat = Date.now();
     this.#beating ??= setInterval(() => {
       this.#lastBeat = 0;
       void this.#beat().catch(() => {}); // a missed beat only lets this process's calls lapse
-    }, 5_000).unref();
+    }, 2_000).unref();
     await this.#orm.em.getConnection().execute(
-      `insert into serving_process (id, alive_until) values (?, now() + interval '15 seconds')
+      `insert into serving_process (id, alive_until) values (?, now() + interval '5 seconds')
        on conflict (id) do update set alive_until = excluded.alive_until`,
       [this.#processId],
     );
