@@ -159,7 +159,8 @@ while (Date.now() < deadline && listeners.some((l) => [...ids].some((id) => !l.r
   await new Promise((r) => setTimeout(r, 500));
 }
 log(`devices: ${listeners.map((l) => l.received.size).join(", ")} received`);
-for (const l of listeners) log(`  streams ended by: ${JSON.stringify(Object.fromEntries(l.errors))}`);
+for (const l of listeners)
+  log(`  streams ended by: ${JSON.stringify(Object.fromEntries(l.errors))}`);
 const still = await fetch(`${url}/v1/notify`, {
   method: "POST",
   headers: { authorization: `Bearer ${key}` },
