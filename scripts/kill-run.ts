@@ -9,7 +9,7 @@
  *   node scripts/kill-run.ts [KILLS=60]
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
@@ -74,6 +74,8 @@ async function device(name: string) {
   const received = new Set<string>();
   /** Why the stream ended, and how often (a deadline, a process killed, a refusal). */
   const errors = new Map<string, number>();
+  /** How long each acknowledgement took (ms). */
+  const ackMs: number[] = [];
   let stop = false;
   let cursor = "";
   const loop = (async () => {
@@ -83,9 +85,11 @@ async function device(name: string) {
           if (msg.event.case !== "notification") continue;
           received.add(msg.event.value.id);
           cursor = msg.event.value.id;
+          const t0 = performance.now();
           await inbox
             .ackNotification({ id: cursor }, { ...auth, timeoutMs: 5_000 })
             .catch(() => {});
+          ackMs.push(performance.now() - t0);
           if (stop) break;
         }
       } catch (err) {
@@ -99,7 +103,7 @@ async function device(name: string) {
     stop = true;
     return loop;
   };
-  return { received, errors, end };
+  return { received, errors, ackMs, end };
 }
 
 const listeners = [await device("one"), await device("two")];
@@ -159,8 +163,14 @@ while (Date.now() < deadline && listeners.some((l) => [...ids].some((id) => !l.r
   await new Promise((r) => setTimeout(r, 500));
 }
 log(`devices: ${listeners.map((l) => l.received.size).join(", ")} received`);
-for (const l of listeners)
+// The server's own log (JSON lines), for a run to look into: KILL_RUN_LOG=FILE.
+if (process.env.KILL_RUN_LOG) writeFileSync(process.env.KILL_RUN_LOG, out);
+for (const l of listeners) {
+  const ms = [...l.ackMs].sort((a, b) => a - b);
+  const p = (q: number) => Math.round(ms[Math.floor(q * (ms.length - 1))] ?? 0);
   log(`  streams ended by: ${JSON.stringify(Object.fromEntries(l.errors))}`);
+  log(`  acknowledgements: ${ms.length}, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, max ${p(1)} ms`);
+}
 const still = await fetch(`${url}/v1/notify`, {
   method: "POST",
   headers: { authorization: `Bearer ${key}` },
