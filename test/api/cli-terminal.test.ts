@@ -5,11 +5,11 @@
  * rewritten in place, then "reconnected" as soon as the stream is back.
  */
 import { spawn } from "node:child_process";
-import { createConnection, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliFor } from "../helpers/cli.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
@@ -78,20 +78,8 @@ describe("on a terminal", () => {
 
   it("listen shows an outage as one line rewritten in place, and says at once when it is back", async () => {
     // A door in front of the server that can slam every connection, as a restart does.
-    const open = new Set<Socket>();
-    let refusing = false;
-    const door = createServer((client) => {
-      if (refusing) return client.destroy();
-      const upstream = createConnection(server.port, "127.0.0.1");
-      client.pipe(upstream).pipe(client);
-      for (const sock of [client, upstream]) {
-        open.add(sock);
-        sock.on("close", () => open.delete(sock));
-        sock.on("error", () => {});
-      }
-    });
-    await new Promise<void>((r) => door.listen(0, "127.0.0.1", r));
-    const url = `http://127.0.0.1:${(door.address() as { port: number }).port}`;
+    const door = await startTcpProxy({ host: "127.0.0.1", port: server.port });
+    const url = `http://127.0.0.1:${door.port}`;
     const h = await loggedIn();
     const t = onTerminal(`listen --url ${url} --topic outage`, {
       HOME: h,
@@ -99,16 +87,15 @@ describe("on a terminal", () => {
     });
     await waitFor(() => t.screen().includes("Ctrl-C stops"));
     await new Promise((r) => setTimeout(r, 500)); // subscribed (the first keepalive is on its way)
-    refusing = true;
-    for (const sock of open) sock.destroy();
+    await door.down();
     await waitFor(() => (t.screen().match(/connection lost/g) ?? []).length >= 2, 10_000);
-    refusing = false;
+    await door.up();
     const back = Date.now();
     await waitFor(() => t.screen().includes("reconnected"), 10_000);
     expect(Date.now() - back).toBeLessThan(6_000);
     t.type("\x03");
     await t.exited;
-    door.close();
+    await door.close();
     const screen = t.screen();
     // Each retry rewrites the line: no newline between them, and "reconnected" replaces them.
     const outage = screen.slice(screen.indexOf("connection lost"), screen.indexOf("reconnected"));
