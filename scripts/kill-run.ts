@@ -70,6 +70,10 @@ async function device(name: string) {
     platform: "stream",
   });
   const inbox = createClient(InboxService, createGrpcTransport({ baseUrl: url }));
+  // Acknowledgements on a connection of their own, as `herald listen`'s (HTTP/1.1) are: on the
+  // stream's HTTP/2 connection, a response waits behind the stream's unread data (one
+  // flow-control window per connection), and an awaited ack then stalls the stream it acks.
+  const acks = createClient(InboxService, createGrpcTransport({ baseUrl: url }));
   const auth = { headers: { authorization: `Bearer ${deviceCredential}` } };
   const received = new Set<string>();
   /** Why the stream ended, and how often (a deadline, a process killed, a refusal). */
@@ -81,14 +85,12 @@ async function device(name: string) {
   const loop = (async () => {
     while (!stop) {
       try {
-        for await (const msg of inbox.subscribe({ since: cursor }, { ...auth, timeoutMs: 5_000 })) {
+        for await (const msg of inbox.subscribe({ since: cursor }, auth)) {
           if (msg.event.case !== "notification") continue;
           received.add(msg.event.value.id);
           cursor = msg.event.value.id;
           const t0 = performance.now();
-          await inbox
-            .ackNotification({ id: cursor }, { ...auth, timeoutMs: 5_000 })
-            .catch(() => {});
+          await acks.ackNotification({ id: cursor }, { ...auth, timeoutMs: 5_000 }).catch(() => {});
           ackMs.push(performance.now() - t0);
           if (stop) break;
         }
