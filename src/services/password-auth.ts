@@ -35,6 +35,10 @@ export function throttled(seconds: number, detail: string) {
   });
 }
 
+/** 429 while the caller's address is throttled for failed authentications. */
+export const addressThrottled = (seconds: number) =>
+  throttled(seconds, "too many failed authentications from this address");
+
 /**
  * Checks a one-time code (a pairing code, a device login's codes) as a failed authentication
  * would be: refused while the caller's address is throttled, and counted when it is wrong.
@@ -47,8 +51,7 @@ export async function checkCode<T>(
 ): Promise<T> {
   const address = ctx.values.get(clientAddressKey);
   const wait = limiter.addresses.blockedFor(address);
-  if (wait !== undefined)
-    throw throttled(wait, "too many failed authentications from this address");
+  if (wait !== undefined) throw addressThrottled(wait);
   const result = await check();
   if (wrong(result)) await limiter.addresses.failed(address);
   return result;

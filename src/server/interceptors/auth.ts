@@ -13,7 +13,7 @@ import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
 import type { Principal } from "../../domain/principal.ts";
 import { heraldError, publicError } from "../../errors.ts";
 import { clientAddressKey, principalKey } from "../../services/context.ts";
-import { throttled } from "../../services/password-auth.ts";
+import { addressThrottled } from "../../services/password-auth.ts";
 import { allows, type Grant, isPublic, matrix, rpcName } from "../authz.ts";
 import { sameOrigin, sessionFrom } from "./session-cookie.ts";
 
@@ -44,8 +44,7 @@ export function createAuthInterceptor(
     // A throttled address is answered from memory, before any lookup.
     const address = req.contextValues.get(clientAddressKey);
     const wait = failures.blockedFor(address);
-    if (wait !== undefined)
-      throw throttled(wait, "too many failed authentications from this address");
+    if (wait !== undefined) throw addressThrottled(wait);
     const principal = await verified(credentials, req.header, publicUrl).catch(async (err) => {
       // A credential was presented and is wrong (a call with none is not a failed attempt).
       const presented = req.header.has("authorization") || sessionFrom(req.header.get("cookie"));

@@ -10,9 +10,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
 import { parseCredential } from "../../domain/credentials.ts";
 import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
+import { addressThrottled } from "../../services/password-auth.ts";
 import { bearerSecret } from "../interceptors/auth.ts";
 import { originAllowed } from "../interceptors/session-cookie.ts";
-import { problemOf } from "../problem.ts";
+import { problemFor, problemOf } from "../problem.ts";
 
 /** This server, as seen from itself (the tools call the API here). */
 function selfUrl(req: FastifyRequest): string {
@@ -65,11 +66,7 @@ async function caller(req: FastifyRequest, reply: FastifyReply, o: McpOptions) {
     );
   }
   const wait = o.failures.blockedFor(req.ip);
-  if (wait !== undefined) {
-    const detail = "too many failed authentications from this address";
-    const p = problemOf("rate_limited", detail, req.id, undefined, { "retry-after": String(wait) });
-    return answer(req, reply, p);
-  }
+  if (wait !== undefined) return answer(req, reply, problemFor(addressThrottled(wait), req.id));
   const secret = bearerSecret(req.headers.authorization);
   if (secret === undefined) {
     return refuse(
