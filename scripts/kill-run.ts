@@ -82,16 +82,30 @@ async function device(name: string) {
   const ackMs: number[] = [];
   let stop = false;
   let cursor = "";
+  const receipts = new Set<Promise<void>>();
+  const ended = new AbortController();
   const loop = (async () => {
     while (!stop) {
       try {
-        for await (const msg of inbox.subscribe({ since: cursor }, auth)) {
+        for await (const msg of inbox.subscribe(
+          { since: cursor },
+          { ...auth, signal: ended.signal },
+        )) {
           if (msg.event.case !== "notification") continue;
           received.add(msg.event.value.id);
           cursor = msg.event.value.id;
+          // Receipts in the background, at most 32 at once: a device catching up reads at the
+          // stream's pace, not at one round trip per message (docs/api.md, Devices and the inbox).
+          while (receipts.size >= 32) await Promise.race(receipts);
           const t0 = performance.now();
-          await acks.ackNotification({ id: cursor }, { ...auth, timeoutMs: 5_000 }).catch(() => {});
-          ackMs.push(performance.now() - t0);
+          const receipt = acks
+            .ackNotification({ id: cursor }, { ...auth, timeoutMs: 5_000 })
+            .catch(() => {})
+            .then(() => {
+              ackMs.push(performance.now() - t0);
+              receipts.delete(receipt);
+            });
+          receipts.add(receipt);
           if (stop) break;
         }
       } catch (err) {
@@ -103,6 +117,7 @@ async function device(name: string) {
   })();
   const end = () => {
     stop = true;
+    ended.abort();
     return loop;
   };
   return { received, errors, ackMs, end };

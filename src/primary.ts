@@ -19,6 +19,7 @@ import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 import { baseUrlOf } from "./ops/urls.ts";
 import { loadVapidKeys } from "./ops/vapid-keys.ts";
 import { ProcessPool } from "./supervisor/pool.ts";
+import { claimPort } from "./supervisor/port.ts";
 import { Stopping } from "./supervisor/stopping.ts";
 
 export async function runPrimary(config: Config): Promise<void> {
@@ -50,14 +51,20 @@ export async function runPrimary(config: Config): Promise<void> {
     loadVapidKeys(config);
     if (stopping.started) return;
 
+    const port = await claimPort(config.host, config.port);
     log.info(platformStatus(config));
     pool = new ProcessPool({
       size: config.processes,
-      env: { DATABASE_URL: url, HERALD_BOOTSTRAP: "0", HERALD_LOG_FORMAT: config.logFormat },
+      env: {
+        DATABASE_URL: url,
+        HERALD_BOOTSTRAP: "0",
+        HERALD_LOG_FORMAT: config.logFormat,
+        HERALD_PORT: String(port),
+      },
       log,
       heapMb: config.processHeapMb,
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
-      onAllServing: (port) => {
+      onAllServing: () => {
         const base = baseUrlOf(config, port);
         log.info({ processes: config.processes, port }, "serving");
         stopping.say(

@@ -13,6 +13,7 @@ import { createSenders } from "./delivery/senders/index.ts";
 import { createLogger } from "./observability/logger.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 import type { ServingMessage } from "./supervisor/pool.ts";
+import { listenOptions } from "./supervisor/port.ts";
 
 export function serve(config: Config): void {
   const log = createLogger({ level: config.logLevel, format: config.logFormat, role: "server" });
@@ -52,7 +53,10 @@ export function serve(config: Config): void {
     });
     log.debug({ source: tokenKeys.source, key_id: tokenKeys.ring.current.id }, "token key ring");
     if (stopping) return;
-    await app.listen({ host: config.host, port: config.port });
+    // On the port the supervisor claimed for every process (never 0 here).
+    await app.listen({ host: config.host, port: config.port, ...listenOptions });
+    const serving: ServingMessage = { herald: "serving" };
+    process.send?.(serving);
   }
 
   start().catch((err: unknown) => {

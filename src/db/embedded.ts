@@ -107,6 +107,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     { ...user, detached: true, stdio: ["ignore", "ignore", "pipe"] },
   );
   postgres.stderr?.on("data", (d: Buffer) => log(d.toString("utf8")));
+  // However this process ends (an error nobody caught, a test runner ended by a closed pipe),
+  // the PostgreSQL it started ends with it: a fast shutdown, asked at exit (nothing async runs
+  // then). Only SIGKILL leaves it behind, for the next start to stop (stopOrphan).
+  const atExit = () => {
+    if (postgres.exitCode === null && postgres.signalCode === null) postgres.kill("SIGINT");
+  };
+  process.once("exit", atExit);
   const serverUrl = `postgres://herald:${password}@127.0.0.1:${port}`;
   await ready(postgres, `${serverUrl}/postgres`);
   claimOwnership(opts.dir);
@@ -118,6 +125,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     serverUrl,
     clusterDir: dir,
     stop: async () => {
+      process.off("exit", atExit);
       await stop(postgres);
       releaseOwnership(opts.dir);
     },

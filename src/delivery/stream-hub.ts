@@ -12,17 +12,21 @@
  */
 import pg from "pg";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
-import { announceChunk, deliveryChannel } from "../db/queue/fan-out.ts";
+import { announceChunk, deliveryChannel, feedChannel } from "../db/queue/fan-out.ts";
 import type { NotificationRow } from "../db/queue/publish.ts";
 import type { Log } from "../domain/log.ts";
 import { namesProjects, topicAdmits } from "../domain/topic-filter.ts";
+import { FeedWatchers } from "./feed-watchers.ts";
 
 /** The channel that tells every process a device's filter or sign-in changed. */
 const deviceChannel = "herald_device";
 /** The channel for repeats and clears of notifications awaiting acknowledgement. */
 const inboxChannel = "herald_inbox";
 
-/** News for streams: notifications sent again, or one acknowledged (clear it). */
+/**
+ * News for streams: notifications sent again, or one to clear (acknowledged or answered by the
+ * device `by`, or a question withdrawn by its asker: `by` empty).
+ */
 export type InboxNews =
   | { kind: "repeat"; ids: string[] }
   | { kind: "cleared"; id: string; by: string };
@@ -61,6 +65,8 @@ export class StreamHub {
   #reconnecting = false;
   #sweep: NodeJS.Timeout | undefined;
   readonly #ending = new AbortController();
+  /** Consoles' live feeds, woken by the fan-out's and the inbox's news. */
+  readonly feed = new FeedWatchers();
 
   constructor(url: string, queue: DeliveryQueue, log: Log) {
     this.#url = url;
@@ -83,6 +89,7 @@ export class StreamHub {
     client.on("notification", (msg) => {
       if (msg.channel === deviceChannel) void this.#reload(msg.payload);
       else if (msg.channel === inboxChannel) void this.#inbox(msg.payload);
+      else if (msg.channel === feedChannel) this.feed.changed(msg.payload);
       else void this.#dispatch(msg.payload);
     });
     client.on("error", (err) => {
@@ -95,6 +102,7 @@ export class StreamHub {
     await client.query(`listen ${deliveryChannel}`);
     await client.query(`listen ${deviceChannel}`);
     await client.query(`listen ${inboxChannel}`);
+    await client.query(`listen ${feedChannel}`);
     this.#client = client;
   }
 
@@ -228,6 +236,7 @@ export class StreamHub {
     if (!payload) return;
     const news = JSON.parse(payload) as InboxNews;
     if (news.kind === "cleared") for (const wake of [...(this.#waiters.get(news.id) ?? [])]) wake();
+    this.feed.changed("*");
     if (this.#subscribers.size === 0) return;
     const ids = news.kind === "repeat" ? news.ids : [news.id];
     await this.#handEach(

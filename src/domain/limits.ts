@@ -43,7 +43,7 @@ export const limitTable = {
   longPollsPerAccount: {
     env: "HERALD_MAX_LONG_POLLS",
     value: 100,
-    what: "concurrent long polls (WaitForResponse, MCP ask) per account",
+    what: "concurrent long polls (WaitForResponse, MCP ask, WatchNotifications) per account",
   },
   failedAuthPerMinute: {
     env: "HERALD_FAILED_AUTH_PER_MINUTE",

@@ -1,8 +1,10 @@
 /**
  * `herald.ask(…)`: publish a question with actions, then wait for the person's answer with
  * WaitForResponse long polls (each at most a minute, so no proxy cuts one), reporting progress
- * between them. The question's ttl is the wait's, unless given: it cannot be answered after the
- * asker stopped listening.
+ * between them. The question ends when its asker gives up: when the wait times out or is aborted
+ * (Ctrl-C), `ask` withdraws it (CancelNotification closes an unanswered question: it can no
+ * longer be answered, and the devices clear it). Its ttl is the wait's too, unless given (at
+ * least 30 s): an asker killed outright cannot withdraw it, and it expires then.
  */
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import type { WaitForResponseResponse } from "../../gen/herald/v1/notify_service_pb.ts";
@@ -46,6 +48,7 @@ export interface AskCalls {
     timeoutSeconds: number,
     signal?: AbortSignal,
   ): Promise<WaitForResponseResponse>;
+  cancel(id: string): Promise<Notification>;
 }
 
 const defaultTimeoutMs = 10 * 60_000;
@@ -59,12 +62,24 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
   const question = await calls.notify({ ...input, ttlSeconds }, options);
   options.onProgress?.(question, 0);
   let latest = question;
+  // Giving up withdraws the question; an answer that came first still counts.
+  const withdraw = async (): Promise<Answer> => {
+    latest = await calls.cancel(question.id).catch(() => latest);
+    if (latest.response) return answerOf("answered", latest);
+    if (latest.acknowledgedAt) return answerOf("dismissed", latest);
+    return { outcome: "timeout", notification: latest };
+  };
   for (;;) {
     const left = timeoutMs - (Date.now() - started);
-    if (left <= 0) return { outcome: "timeout", notification: latest } satisfies Answer;
+    if (left <= 0) return withdraw();
     const poll = Math.min(maxPollSeconds, options.pollSeconds ?? maxPollSeconds);
     const seconds = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
-    const res = await calls.waitForResponse(question.id, seconds, options.signal);
+    const res = await calls
+      .waitForResponse(question.id, seconds, options.signal)
+      .catch(async (err: unknown) => {
+        if (options.signal?.aborted) await withdraw();
+        throw err;
+      });
     latest = res.notification ?? latest;
     if (res.outcome !== "waiting") return answerOf(res.outcome as Answer["outcome"], latest);
     options.onProgress?.(latest, Date.now() - started);

@@ -157,7 +157,8 @@ export class Herald {
 
   /**
    * Cancels what of a notification was not sent yet: a scheduled one whole, or the copies no
-   * provider has been handed. Idempotent; `not_cancelable` when everything was already sent.
+   * provider has been handed; an unanswered question is closed even once sent. Idempotent;
+   * `not_cancelable` when everything was already sent.
    */
   async cancelNotification(id: string): Promise<Notification> {
     try {
@@ -174,7 +175,8 @@ export class Herald {
   /**
    * Asks the person a question and waits for the answer: publishes `input` with its `actions`
    * (at most 3), then waits until a device answers, it is dismissed or expires, or `timeoutMs`
-   * (default 10 minutes) passes. Without `ttlSeconds`, the question expires when the wait ends.
+   * (default 10 minutes) passes. When the wait ends without an answer (or `signal` aborts), the
+   * question is withdrawn: it can no longer be answered, and the devices clear it.
    *
    * ```ts
    * const a = await herald.ask({ title: "Deploy v42?", actions: [{ id: "yes", label: "Deploy" }] });
@@ -186,6 +188,7 @@ export class Herald {
       {
         notify: (i, o) => this.notify(i, o),
         waitForResponse: (id, seconds, signal) => this.waitForResponse(id, seconds, signal),
+        cancel: (id) => this.cancelNotification(id),
       },
       input,
       options,

@@ -40,6 +40,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.WebhookService/ListWebhookAttempts": reader,
   "herald.v1.WebhookService/ReplayWebhookEvent": writer,
   "herald.v1.NotifyService/ListNotifications": reader,
+  "herald.v1.NotifyService/WatchNotifications": reader,
   "herald.v1.AccountService/SignUp": publicCall,
   "herald.v1.AccountService/GetAccount": owner,
   "herald.v1.AccountService/GetUsage": reader,

@@ -24,6 +24,7 @@ import { notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
 import { Backlog, filterOf, StreamInbox } from "./stream-inbox.ts";
+import { waitForNews } from "./wait-for-news.ts";
 
 export interface InboxDeps {
   deliveries: DeliveryRepository;
@@ -37,25 +38,6 @@ export interface InboxDeps {
   /** Live streams, counted against the device's and the account's caps in every process. */
   openCalls: OpenCallRepository;
   limits: Pick<Limits, "streamsPerDevice" | "streamsPerAccount">;
-}
-
-/**
- * Waits until `wake` is called, the call ends, or `ms` pass (then `timedOut` is true: time for a
- * keepalive).
- */
-function waitForNews(ms: number, signal: AbortSignal) {
-  let wake = () => {};
-  const timedOut = new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(true), ms);
-    const onAbort = () => resolve(false);
-    signal.addEventListener("abort", onAbort, { once: true });
-    wake = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      resolve(false);
-    };
-  });
-  return { timedOut, wake };
 }
 
 const shuttingDown = () =>

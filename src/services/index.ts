@@ -54,8 +54,15 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     createNotifyService({
       ...repos,
       config,
-      cancel: queue.cancel,
+      // A question closed by its asker: every stream clears it, and its waits hear at once.
+      cancel: async (projectId, id) => {
+        const outcome = await queue.cancel(projectId, id);
+        if (outcome === "question_closed") await hub.tellStreams({ kind: "cleared", id, by: "" });
+        return outcome;
+      },
       awaitNews: (id, ms, signal) => hub.awaitNews(id, ms, signal),
+      watchFeed: (projectId, wake) => hub.feed.watch(projectId, wake),
+      ending: hub.ending,
       // Wake this process's worker, and hand it to this process's streams it will reach.
       onPublished: (row, accountId) => {
         onPublished();

@@ -22,17 +22,16 @@ import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { QuotaLedger } from "../db/repositories/quota.ts";
 import type { UsageRepository } from "../db/repositories/usage.ts";
-import { ackSchedule, defaultRepeatSeconds } from "../domain/acknowledgement.ts";
 import { storedActions } from "../domain/actions.ts";
 import { requestFingerprint } from "../domain/fingerprint.ts";
-import { uuidv7 } from "../domain/ids.ts";
 import { monthOf } from "../domain/month.ts";
-import { deliverAtOf } from "../domain/schedule.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
+import { rowOf } from "./notification-row.ts";
 import { notificationWithDeliveries } from "./notification-view.ts";
 import { type AwaitNews, createWaitForResponse } from "./responses.ts";
 import { principalOf, projectScope } from "./scope.ts";
+import { createWatchNotifications } from "./watch-notifications.ts";
 
 const defaultPageSize = 20;
 
@@ -91,6 +90,10 @@ export interface NotifyDeps {
   cancel: (projectId: string, id: string) => Promise<CancelOutcome>;
   /** Long polls, counted against the account's cap in every process. */
   openCalls: OpenCallRepository;
+  /** Wakes a live feed when its project's notifications may have changed (stream hub). */
+  watchFeed: (projectId: string, wake: () => void) => () => void;
+  /** Aborted when the server begins to shut down. */
+  ending: AbortSignal;
   config: Config;
 }
 
@@ -101,42 +104,6 @@ function quotaExceeded(quota: number, now: Date) {
     `the monthly quota of ${quota} notifications is used up; it renews at the start of next month (UTC)`,
     { retryAfterSeconds: retry, metadata: { "retry-after": String(retry) } },
   );
-}
-
-/** The row a publish inserts: defaults filled in, `queued` for the fan-out or `scheduled`. */
-function rowOf(
-  req: NotifyRequest,
-  projectId: string,
-  now: Date,
-  ack: { escalateProjectId: string | null; scale: number },
-): NotificationRow {
-  const deliverAt = deliverAtOf(req, now);
-  // A ttl counts from the delivery time, and so do repeats and the escalation.
-  const from = (deliverAt ?? now).getTime();
-  const { nextRepeatAt, escalateAt } = ackSchedule(req, new Date(from), ack.scale);
-  return {
-    id: uuidv7(now.getTime()),
-    project_id: projectId,
-    topic: req.topic || "default",
-    title: req.title,
-    message: req.message,
-    priority: req.priority || "normal",
-    click_url: req.clickUrl ?? null,
-    metadata: req.metadata ?? null,
-    ttl_seconds: req.ttlSeconds ?? null,
-    status: deliverAt ? "scheduled" : "queued",
-    created_at: now,
-    expires_at: req.ttlSeconds === undefined ? null : new Date(from + req.ttlSeconds * 1000),
-    deliver_at: deliverAt,
-    require_ack: req.requireAck,
-    repeat_every_seconds: req.requireAck ? (req.repeatEverySeconds ?? defaultRepeatSeconds) : null,
-    escalate_after_seconds: req.escalateAfterSeconds ?? null,
-    escalate_topic: req.escalateAfterSeconds === undefined ? null : req.escalateToTopic || null,
-    escalate_project_id: ack.escalateProjectId,
-    next_repeat_at: nextRepeatAt,
-    escalate_at: escalateAt,
-    actions: storedActions(req.actions),
-  };
 }
 
 function idempotencyConflict(result: { kind: "busy" | "mismatch" }) {
@@ -200,6 +167,10 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
     if ((await store.scheduledCount(projectId)) < cap) return;
     if (key !== null && fp && (await store.lookupClaim(projectId, key, fp))) return;
     throw limitExceeded("scheduledPerProject", cap);
+  };
+  const withSummaries = async (rows: NotificationRow[]) => {
+    const counts = await deliveries.summaries(rows.map((r) => r.id));
+    return rows.map((r) => notificationToProto(r, counts.get(r.id)));
   };
   const openPoll = (ctx: HandlerContext) =>
     deps.openCalls.open("long_poll", principalOf(ctx).accountId, {
@@ -282,13 +253,20 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
         beforeId: req.pageToken ? parsePageToken(req.pageToken) : undefined,
         limit: limit + 1,
       });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      const counts = await deliveries.summaries(page.map((r) => r.id));
+      const last = rows.at(limit - 1);
       return {
-        notifications: page.map((r) => notificationToProto(r, counts.get(r.id))),
+        notifications: await withSummaries(rows.slice(0, limit)),
         nextPageToken: rows.length > limit && last ? pageToken(last.id) : "",
       };
     },
+
+    watchNotifications: createWatchNotifications({
+      projectOf,
+      openPoll,
+      watch: deps.watchFeed,
+      ending: deps.ending,
+      newest: async (projectId, topic, limit) =>
+        withSummaries(await store.list(projectId, { topic: topic || undefined, limit })),
+    }),
   };
 }

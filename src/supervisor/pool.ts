@@ -1,23 +1,24 @@
 /**
  * The serving processes of a supervisor: a fixed number of slots, each running one process
- * (node:cluster shares the port among them). A process that dies at any moment, starting,
+ * (sharing the port as supervisor/port.ts says). A process that dies at any moment, starting,
  * serving or draining, is replaced, and its death is logged with its exit code or signal.
  *
  * Replacements back off when a slot keeps dying young (before it served, or within
  * `youngMs` of it): the first replacement starts at once, the next after 0.5 s, doubling to
  * 30 s, but never more than 1 s after a death by a signal or while no other process serves
  * (domain/restart-backoff.ts); a process that served longer clears its slot's record.
- * A process that fails to start for a reason it reports (a port in use, a setting the database refuses) `giveUpAfter` times in
- * a row for the same reason ends the pool with that reason, so that the supervisor exits and
+ * A process that fails to start for a reason it reports (a key file it cannot read, a setting
+ * the database refuses) `giveUpAfter` times in a row for the same reason ends the pool with that reason, so that the supervisor exits and
  * the process manager acts. A death by signal (SIGKILL, the OOM killer) is never such a reason.
  */
 import cluster, { type Worker } from "node:cluster";
 import { extname, join } from "node:path";
 import type { Logger } from "pino";
 import { restartDelayMs } from "../domain/restart-backoff.ts";
+import { shareOneSocket } from "./port.ts";
 
 /** What a serving process tells its supervisor over IPC. */
-export type ServingMessage = { herald: "start-failed"; reason: string };
+export type ServingMessage = { herald: "start-failed"; reason: string } | { herald: "serving" };
 
 export interface PoolOptions {
   size: number;
@@ -28,7 +29,7 @@ export interface PoolOptions {
   /** Told once when the pool gives up, with the reason. */
   onGiveUp: (reason: string) => void;
   /** Told when every slot serves, the first time. */
-  onAllServing: (port: number) => void;
+  onAllServing: () => void;
   youngMs?: number;
   giveUpAfter?: number;
 }
@@ -68,9 +69,11 @@ export class ProcessPool {
       args: [],
       execArgv: [...process.execArgv, ...(opts.heapMb > 0 ? heap : [])],
     });
-    cluster.on("listening", (w, address) => this.#listening(w, address.port));
+    shareOneSocket();
+    // Told by the process itself: with a socket of its own, node:cluster hears of no listen.
     cluster.on("message", (w, msg: ServingMessage) => {
       if (msg?.herald === "start-failed") this.#slotOf(w).startFailure = msg.reason;
+      else if (msg?.herald === "serving") this.#listening(w);
     });
     cluster.on("exit", (w, code, signal) => this.#exited(w, code, signal));
   }
@@ -107,13 +110,13 @@ export class ProcessPool {
     return this.#slots[this.#bySlot.get(w.id) ?? -1] ?? ({} as Slot);
   }
 
-  #listening(w: Worker, port: number): void {
+  #listening(w: Worker): void {
     const slot = this.#slotOf(w);
     slot.servingSince = Date.now();
     this.#failures = { reason: "", count: 0 };
     if (!this.#announced && this.#slots.every((s) => s.servingSince !== undefined)) {
       this.#announced = true;
-      this.#o.onAllServing(port);
+      this.#o.onAllServing();
     }
   }
 

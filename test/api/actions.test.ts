@@ -156,6 +156,56 @@ describe("answering", () => {
     expect(event?.payload.data).toMatchObject({ id, action_id: "yes", device_id: phone.id });
   });
 
+  it("withdraws an unanswered question its asker gave up on, sent or not: closed everywhere", async () => {
+    const phone = await signInStreamDevice(server.url, "phone", ["withdrawn"]);
+    const onPhone = listen(server.url, phone.credential);
+    await waitFor(() => onPhone.keepalives() > 0);
+    const id = await askedOn("withdrawn");
+    await onPhone.until(() => onPhone.ids.includes(id));
+    await fannedOut(id, 1);
+    const waiting = waitForResponse(id, 20);
+
+    const res = await fetch(`${server.url}/v1/notifications/${id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    const canceled = await body(res);
+    expect(res.status, JSON.stringify(canceled)).toBe(200);
+    expect(canceled.status).toBe("canceled");
+    // The wait ends at once, the stream clears it (by nobody: its asker), an answer is refused.
+    expect((await waiting).json.outcome).toBe("canceled");
+    await onPhone.until(() => onPhone.cleared.includes(id));
+    expect(onPhone.clearedBy.get(id)).toBe("");
+    const late = await respond(phone.credential, id, { action_id: "yes" });
+    expect(late.status).toBe(410);
+    expect(late.json.code).toBe("expired");
+    // A dismissal after it changes nothing either.
+    const ack = await fetch(`${server.url}/v1/inbox/${id}/ack`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${phone.credential}`, "content-type": "application/json" },
+      body: JSON.stringify({ acknowledge: true }),
+    });
+    expect(ack.status).toBe(200);
+    const [row] = await sql<{ status: string; acknowledged_at: Date | null }>(
+      server.databaseUrl,
+      "select status, acknowledged_at from notification where id = $1",
+      [id],
+    );
+    expect(row).toEqual({ status: "canceled", acknowledged_at: null });
+    await onPhone.stop();
+
+    // An answered question stays answered: nothing left to withdraw.
+    const answered = await askedOn("withdrawn");
+    await fannedOut(answered, 1);
+    expect((await respond(phone.credential, answered, { action_id: "no" })).status).toBe(200);
+    const again = await fetch(`${server.url}/v1/notifications/${answered}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    expect(again.status).toBe(409);
+    expect((await body(again)).code).toBe("not_cancelable");
+  });
+
   it("takes exactly one of two answers given at once", async () => {
     const a = await signInStreamDevice(server.url, "a", ["race"]);
     const b = await signInStreamDevice(server.url, "b", ["race"]);

@@ -97,17 +97,35 @@ describe("herald ask", () => {
     await l.stop();
   });
 
-  it("exits 130 when stopped with Ctrl-C while it waits, saying the question stays open", async () => {
+  it("exits 130 when stopped with Ctrl-C while it waits, and withdraws the question", async () => {
+    const l = await listener("ctrl-c");
     const stop = new AbortController();
-    const asked = cli(["ask", "Restart db-3?", "--action", "yes:Restart"], {
+    const asked = cli(["ask", "Restart db-3?", "--topic", "ctrl-c", "--action", "yes:Restart"], {
       home: await loggedIn(),
       signal: stop.signal,
     });
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor(() => l.output().includes("answer: 1 Restart"));
     stop.abort();
     const r = await asked;
     expect(r.code).toBe(130);
-    expect(r.stderr).toMatch(/stopped waiting; the question \([0-9a-f-]{36}\) stays open/);
+    expect(r.stderr).toMatch(/stopped waiting; the question \([0-9a-f-]{36}\) was withdrawn/);
+    await waitFor(() => l.output().includes("✗ withdrawn: its asker stopped waiting"));
+    await l.stop();
+  });
+
+  it("--timeout 3s: exits 124, and the listener stops offering the buttons then", async () => {
+    const l = await listener("late");
+    const started = Date.now();
+    const r = await asking("late", ["--action", "yes:Deploy", "--timeout", "3s"]);
+    expect(r.code).toBe(124);
+    expect(r.stderr).toContain("no answer (timed out)");
+    // Not at the question's 30 s ttl: when its asker gave up.
+    await waitFor(() => l.output().includes("✗ withdrawn: its asker stopped waiting"));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // The listener no longer takes an answer for it: the key does nothing.
+    l.type(["1"]);
+    const shown = await l.stop();
+    expect(shown.stdout).not.toContain("✓ answered");
   });
 
   it("exits 124 when nobody answers in time, and 2 without an action", async () => {

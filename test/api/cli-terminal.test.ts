@@ -76,6 +76,26 @@ describe("on a terminal", () => {
     );
   });
 
+  it("ask --timeout 3s: the asker gives up, and the listener's buttons go with it", async () => {
+    const h = await loggedIn();
+    const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };
+    const listener = onTerminal("listen --topic pty-ask", env);
+    await waitFor(() => listener.screen().includes("listening for topic pty-ask"));
+    const asker = onTerminal(
+      "ask 'Deploy v42?' --topic pty-ask --action yes:Deploy --timeout 3s",
+      env,
+    );
+    await waitFor(() => listener.screen().includes("answer: 1 Deploy"));
+    expect(await asker.exited).toBe(124);
+    expect(asker.screen()).toContain("no answer (timed out)");
+    await waitFor(() => listener.screen().includes("✗ withdrawn: its asker stopped waiting"));
+    // Its key no longer answers anything.
+    listener.type("1");
+    listener.type("\x03");
+    expect(await listener.exited).toBe(0);
+    expect(listener.screen()).not.toContain("answered");
+  });
+
   it("listen shows an outage as one line rewritten in place, and says at once when it is back", async () => {
     // A door in front of the server that can slam every connection, as a restart does.
     const door = await startTcpProxy({ host: "127.0.0.1", port: server.port });

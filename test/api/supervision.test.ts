@@ -77,27 +77,56 @@ describe("the supervisor", () => {
     expect(await proc.exited).toBe(0);
   }, 60_000);
 
-  it("stops with the reason, and exit code 1, when its processes cannot start (port taken)", async () => {
-    const taken: Server = createServer();
-    const port = await new Promise<number>((resolve) =>
-      taken.listen(0, "127.0.0.1", () => resolve((taken.address() as { port: number }).port)),
-    );
+  it("stops with the reason, and exit code 1, when its processes keep failing to start", async () => {
     const dir = dataDir();
-    try {
-      const proc = launchHerald({
-        HERALD_DATA_DIR: dir,
-        HERALD_PROCESSES: "2",
-        HERALD_PORT: String(port),
-      });
-      expect(await proc.exited).toBe(1);
-      expect(proc.stderr()).toContain(`herald failed to start: bind EADDRINUSE 127.0.0.1:${port}`);
-      expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
-      expect(logLines(proc.stdout(), "serving processes keep failing to start")).toHaveLength(1);
-      // The database was stopped too.
-      expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
-      for (const pid of servingProcesses(proc.child.pid as number)) expect(alive(pid)).toBe(false);
-    } finally {
-      taken.close();
-    }
+    const proc = launchHerald({
+      HERALD_DATA_DIR: dir,
+      HERALD_PROCESSES: "2",
+      // Read by each serving process as it starts: every start fails for the same reason.
+      HERALD_APNS_KEY_FILE: join(dir, "no-such-key.p8"),
+      HERALD_APNS_KEY_ID: "KEY1234567",
+      HERALD_APNS_TEAM_ID: "TEAM123456",
+      HERALD_APNS_BUNDLE_ID: "dev.herald.test",
+    });
+    expect(await proc.exited).toBe(1);
+    expect(proc.stderr()).toContain("herald failed to start: ENOENT: no such file or directory");
+    expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
+    expect(logLines(proc.stdout(), "serving processes keep failing to start")).toHaveLength(1);
+    // The database was stopped too.
+    expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
+    for (const pid of servingProcesses(proc.child.pid as number)) expect(alive(pid)).toBe(false);
   }, 60_000);
+
+  it.each([
+    ["a plain socket", {}],
+    // Another Herald's processes, say: our own sockets would share the port with it silently.
+    ["an SO_REUSEPORT socket", { reusePort: true }],
+  ])(
+    "stops at once, naming the port, when another program serves it (%s)",
+    async (_, how) => {
+      const taken: Server = createServer();
+      const port = await new Promise<number>((resolve) =>
+        taken.listen({ port: 0, host: "127.0.0.1", ...how }, () =>
+          resolve((taken.address() as { port: number }).port),
+        ),
+      );
+      const dir = dataDir();
+      try {
+        const proc = launchHerald({
+          HERALD_DATA_DIR: dir,
+          HERALD_PROCESSES: "2",
+          HERALD_PORT: String(port),
+        });
+        expect(await proc.exited).toBe(1);
+        expect(proc.stderr()).toContain(
+          `herald failed to start: port ${port} on 127.0.0.1 is in use by another program (HERALD_PORT)`,
+        );
+        expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
+        expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
+      } finally {
+        taken.close();
+      }
+    },
+    60_000,
+  );
 });

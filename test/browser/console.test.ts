@@ -196,6 +196,10 @@ describe("the console", () => {
   });
 
   it("shows a publish live, with its status and per-device delivery states", async () => {
+    // Live by a stream (WatchNotifications), not by asking for the list again and again.
+    const calls: string[] = [];
+    const count = (r: { url(): string }) => calls.push(r.url().split("/").at(-1) ?? "");
+    page.on("request", count);
     await page.getByRole("link", { name: "Notifications" }).click();
     await page.getByText("Nothing published yet").waitFor();
     // The first publish, as a command to copy.
@@ -230,6 +234,9 @@ describe("the console", () => {
     expect(await page.getByRole("link", { name: "db-1 down" }).getAttribute("href")).toBe(
       "https://status.example.com/db-1",
     );
+    page.off("request", count);
+    expect(calls.filter((c) => c === "WatchNotifications").length).toBeGreaterThanOrEqual(1);
+    expect(calls.filter((c) => c === "ListNotifications")).toEqual([]);
     await page.getByRole("button", { name: "Details of db-1 down" }).click();
     const message = page.locator(".feed .message", { hasText: "failover started" });
     const whiteSpace = await message.evaluate(

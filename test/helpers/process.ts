@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 
 /** `npm start`'s entry, and that of the operator's commands (`node scripts/run.mjs ops/…`). */
 export const runScript = join(import.meta.dirname, "../../scripts/run.mjs");
@@ -25,6 +26,17 @@ const running = new Set<ChildProcess>();
 process.once("exit", () => {
   for (const child of running) child.kill("SIGTERM");
 });
+// Also when the file's tests end, failed or not: a test runner may end its worker by a signal,
+// which runs no "exit" listener (a failed test in CI left a Herald and its database running).
+afterAll(async () => {
+  const left = [...running];
+  for (const child of left) child.kill("SIGTERM");
+  await Promise.all(
+    left.map(
+      (c) => new Promise((resolve) => (c.exitCode !== null ? resolve(0) : c.once("exit", resolve))),
+    ),
+  );
+}, 60_000);
 
 export function launchHerald(
   env: Record<string, string>,

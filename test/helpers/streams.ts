@@ -34,6 +34,8 @@ export function listen(baseUrl: string, credential: string, since = "") {
   const titles: string[] = [];
   const ids: string[] = [];
   const cleared: string[] = [];
+  /** Who cleared each (a device id; empty when its asker withdrew it). */
+  const clearedBy = new Map<string, string>();
   let keepalives = 0;
   const inbox = createClient(InboxService, createGrpcTransport({ baseUrl }));
   const done = (async () => {
@@ -46,8 +48,10 @@ export function listen(baseUrl: string, credential: string, since = "") {
         if (m.event.case === "notification") {
           titles.push(m.event.value.title);
           ids.push(m.event.value.id);
-        } else if (m.event.case === "cleared") cleared.push(m.event.value.id);
-        else keepalives++;
+        } else if (m.event.case === "cleared") {
+          cleared.push(m.event.value.id);
+          clearedBy.set(m.event.value.id, m.event.value.byDeviceId);
+        } else keepalives++;
       }
     } catch {
       // aborted
@@ -57,6 +61,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
     titles,
     ids,
     cleared,
+    clearedBy,
     keepalives: () => keepalives,
     async until(pred: () => boolean, ms = 5000) {
       const end = Date.now() + ms;

@@ -116,7 +116,11 @@ export async function streamInPage(): Promise<void> {
         asDevice(device.credential),
       )) {
         if (msg.event.case === "cleared")
-          toast("Answered or acknowledged: it no longer needs anyone");
+          toast(
+            msg.event.value.byDeviceId
+              ? "Answered or acknowledged: it no longer needs anyone"
+              : "Withdrawn: its asker stopped waiting",
+          );
         if (msg.event.case !== "notification") continue;
         const n = msg.event.value;
         toast(`${n.title}${n.message ? ` — ${n.message}` : ""}`);

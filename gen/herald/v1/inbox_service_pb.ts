@@ -86,7 +86,8 @@ export const SubscribeResponseSchema: GenMessage<SubscribeResponse> = /*@__PURE_
   messageDesc(file_herald_v1_inbox_service, 1);
 
 /**
- * A notification acknowledged, to be cleared from the screen.
+ * A notification acknowledged or answered, or a question its asker withdrew (it stopped
+ * waiting: CancelNotification), to be cleared from the screen.
  *
  * @generated from message herald.v1.Cleared
  */
@@ -99,7 +100,7 @@ export type Cleared = Message<"herald.v1.Cleared"> & {
   id: string;
 
   /**
-   * The device that acknowledged it.
+   * The device that acknowledged or answered it; empty when its asker withdrew it.
    *
    * @generated from field: string by_device_id = 2;
    */

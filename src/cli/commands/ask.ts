@@ -85,7 +85,8 @@ export const ask: Command = {
     action: "ID:LABEL: a button (at most 3 actions in all); its id is printed when chosen",
     reply: "ID:LABEL: a button that asks for text; the text is printed when chosen",
     deny: "ID: choosing this action exits 5 (denied) instead of 0; repeat for more",
-    timeout: "DURATION: how long to wait, 1s..24h (default 10m); the question expires then",
+    timeout:
+      "DURATION: how long to wait, 1s..24h (default 10m); then the question is withdrawn from every device",
     message: "-m TEXT: more detail under the question",
   },
   example:
@@ -115,7 +116,7 @@ export const ask: Command = {
       })
       .catch((err: unknown) => {
         if (!ctx.io.signal?.aborted) throw err;
-        const still = asked ? `; the question (${asked}) stays open until it expires` : "";
+        const still = asked ? `; the question (${asked}) was withdrawn` : "";
         throw new CliError(`stopped waiting${still}`, exit.canceled);
       });
     return report(ctx, answer, answer.actionId !== undefined && deny.includes(answer.actionId));

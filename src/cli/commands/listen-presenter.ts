@@ -177,8 +177,11 @@ export function presenter(
         ctx.io.stdout(`${JSON.stringify({ cleared: { id, by_device_id: byDeviceId } })}\n`);
       } else if (exec === undefined && !state.answeredHere.delete(id)) {
         // (An answer given here was said already, with what was chosen.)
-        const where = byDeviceId === deviceId ? "here" : `on device ${byDeviceId}`;
-        ctx.io.stdout(`  ✓ acknowledged ${where}: ${id}\n`);
+        if (!byDeviceId) ctx.io.stdout(`  ✗ withdrawn: its asker stopped waiting: ${id}\n`);
+        else {
+          const where = byDeviceId === deviceId ? "here" : `on device ${byDeviceId}`;
+          ctx.io.stdout(`  ✓ acknowledged ${where}: ${id}\n`);
+        }
       }
     },
     stop: () => stopKeys?.(),

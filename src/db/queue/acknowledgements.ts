@@ -91,6 +91,7 @@ export async function acknowledge(db: Db, id: string, deviceId: string): Promise
        update notification set acknowledged_at = now(), acknowledged_by = ?,
               next_repeat_at = null, escalate_at = null
         where id = ? and (require_ack or actions is not null) and acknowledged_at is null
+          and status <> 'canceled'
        returning id
      ), ${clearsOf("acked")}
      select 1 from acked`,

@@ -7,6 +7,8 @@ import type { Db } from "../orm.ts";
 
 /** The channel every process LISTENs on for notifications that reached stream devices. */
 export const deliveryChannel = "herald_delivery";
+/** The channel that tells consoles' live feeds which projects have new notifications. */
+export const feedChannel = "herald_feed";
 /** 150 ids × 40 bytes of JSON stays well under PostgreSQL's 8000-byte NOTIFY payload limit. */
 export const announceChunk = 150;
 
@@ -16,7 +18,8 @@ export const announceChunk = 150;
  * many push (non-stream) deliveries were created.
  *
  * The ids that reached stream devices are announced (NOTIFY, in chunks that fit its payload
- * limit) by the same statement, so every process's live streams learn of them when, and only
+ * limit) by the same statement, and so are the projects fanned out (consoles' live feeds; `*`
+ * past 150 projects), so every process's live streams and feeds learn of them when, and only
  * when, the fan-out commits, without another round trip and commit.
  *
  * The claimed notifications are resolved by key behind materialised CTEs before the join to
@@ -55,11 +58,16 @@ export async function fanOut(db: Db, limit: number): Promise<{ ids: string[]; pu
          from (select notification_id, (row_number() over (order by notification_id) - 1) / ? as chunk
                  from (select distinct notification_id from ins where platform = 'stream') x) s
         group by s.chunk
+     ), fed as materialized (
+       select pg_notify(?, case when count(distinct c.project_id) > ${announceChunk} then '*'
+                                else string_agg(distinct c.project_id::text, ',') end)
+         from claimed c having count(*) > 0
      )
      select upd.id, (select count(*) from ins where ins.platform <> 'stream') as pushes,
-            (select count(*) from announced) as announcements
+            (select count(*) from announced) as announcements,
+            (select count(*) from fed) as fed
        from upd`,
-    [limit, deliveryChannel, announceChunk],
+    [limit, deliveryChannel, announceChunk, feedChannel],
   );
   return { ids: rows.map((r) => r.id), pushes: Number(rows[0]?.pushes ?? 0) };
 }

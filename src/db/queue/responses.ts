@@ -19,6 +19,7 @@ export async function respond(
               response_text = nullif(?, ''), acknowledged_at = now(), acknowledged_by = ?,
               next_repeat_at = null, escalate_at = null
         where id = ? and actions is not null and responded_at is null and acknowledged_at is null
+          and status <> 'canceled'
        returning id, responded_at
      ), ${clearsOf("answered")}
      select responded_at from answered`,

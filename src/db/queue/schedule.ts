@@ -4,6 +4,7 @@
  * worker by row locks rather than by reads.
  */
 import type { Db } from "../orm.ts";
+import { clearsOf } from "./acknowledgements.ts";
 
 /**
  * Releases scheduled notifications whose time has come: they become `queued`, and the same
@@ -23,6 +24,8 @@ export async function releaseDue(db: Db, limit: number): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
+const noDevice = "00000000-0000-0000-0000-000000000000";
+
 export type CancelOutcome =
   /** Nothing of it was sent and nothing will be. */
   | "canceled"
@@ -30,6 +33,11 @@ export type CancelOutcome =
   | "deliveries_canceled"
   /** Released and not fanned out yet: its deliveries do not exist for a moment. */
   | "fanning_out"
+  /**
+   * An unanswered question, closed even though sent: it can no longer be answered, its repeats
+   * and escalation stop, and the devices that show it are to clear it.
+   */
+  | "question_closed"
   /** Every delivery was already sent or settled. */
   | "too_late"
   | "not_found";
@@ -39,16 +47,27 @@ export type CancelOutcome =
  * the push deliveries still pending and not claimed by a worker are canceled (a claimed one
  * may be on the wire: it is left to finish, and reported as it ends); stream deliveries are
  * handed over the moment they exist and are not canceled. Locks the notification's row, so a
- * concurrent release or fan-out goes before or after, never across.
+ * concurrent release or fan-out goes before or after, never across. A question (it has actions)
+ * not answered yet is closed too, sent or not: its asker stopped waiting (docs/api.md,
+ * "Questions").
  */
 export async function cancel(db: Db, projectId: string, id: string): Promise<CancelOutcome> {
-  const rows = await db.execute<{ status: string; canceled: number; had: number }[]>(
+  const rows = await db.execute<
+    { status: string; canceled: number; had: number; closed: number }[]
+  >(
     `with n as materialized (
        select id, status from notification where project_id = ? and id = ? for update
      ), whole as (
        update notification set status = 'canceled' from n
         where notification.id = n.id and n.status = 'scheduled' returning 1
-     ), dels as (
+     ), closed as (
+       update notification set status = 'canceled', next_repeat_at = null, escalate_at = null
+         from n
+        where notification.id = n.id and n.status not in ('scheduled', 'canceled', 'expired')
+          and notification.actions is not null and notification.responded_at is null
+          and notification.acknowledged_at is null
+       returning notification.id
+     ), ${clearsOf("closed")}, dels as (
        update delivery d set state = 'canceled', last_error = 'canceled by the publisher',
               updated_at = now()
          from n
@@ -56,16 +75,18 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
           and (d.locked_until is null or d.locked_until < now())
        returning 1
      )
-     select n.status,
+     select n.status, (select count(*) from closed)::int as closed,
             (select count(*) from whole)::int + (select count(*) from dels)::int as canceled,
             (select count(*) from delivery d where d.notification_id = n.id
                 and d.state = 'canceled')::int as had
        from n`,
-    [projectId, id],
+    // No device acted: every push device that was sent it clears it.
+    [projectId, id, noDevice],
   );
   const row = rows[0];
   if (!row) return "not_found";
   if (row.status === "scheduled" || row.status === "canceled") return "canceled";
+  if (row.closed > 0) return "question_closed";
   if (row.canceled > 0 || row.had > 0) return "deliveries_canceled";
   return row.status === "queued" ? "fanning_out" : "too_late";
 }

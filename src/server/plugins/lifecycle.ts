@@ -31,6 +31,10 @@ export function registerLifecycle(app: FastifyInstance, bg: Background): void {
     // clients to reconnect. Unary calls get the grace period to finish.
     bg.hub.endStreams();
     setTimeout(() => bg.shutdown.abort(), bg.graceMs).unref();
+    // A kept-alive connection whose last call ends during the drain (a stream just ended, say)
+    // goes idle after the close began: closed then, rather than held until its keep-alive ends.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50).unref();
+    app.server.once("close", () => clearInterval(idle));
   });
   app.addHook("onReady", async () => {
     await bg.hub.start();

@@ -1,15 +1,14 @@
 /**
- * Notifications of the project in use: send one, filter by topic, a live feed (new ones appear
- * as they are published: the first page is asked for again every 2 seconds while the tab is
- * visible), and each one's status and per-device delivery states, with its metadata as JSON.
+ * Notifications of the project in use: send one, filter by topic, a live feed (a stream,
+ * NotifyService.WatchNotifications: the newest page again whenever it changes), and each one's
+ * status and per-device delivery states, with its metadata as JSON.
  */
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
 import { api, date, errorText, inProject } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, when } from "../dom.ts";
+import { firstPublish } from "./first-publish.ts";
 import { asThisDevice, questionPanel } from "./question.ts";
-
-const pollMs = 2000;
 
 function badge(text: string, kind = text): HTMLElement {
   return h("span", { class: `badge ${kind}` }, text.replaceAll("_", " "));
@@ -27,28 +26,6 @@ function priorityIcon(priority: string): HTMLElement | null {
       title: `${priority} priority`,
     },
     priority === "high" ? "▲" : "▼",
-  );
-}
-
-/** The empty feed: how to publish the first one, as a command to copy. */
-function firstPublish(): HTMLElement {
-  const command = `curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Hello"}' ${location.origin}/v1/notify`;
-  const copy = h(
-    "button",
-    {
-      type: "button",
-      onclick: async () => {
-        await navigator.clipboard?.writeText(command).catch(() => {});
-        copy.textContent = "Copied";
-      },
-    },
-    "Copy",
-  );
-  return h(
-    "div",
-    {},
-    h("p", {}, "Nothing published yet. Send one above, or with an API key:"),
-    h("div", { class: "command" }, h("pre", {}, h("code", {}, command)), copy),
   );
 }
 
@@ -239,15 +216,14 @@ route("/notifications", {
     const topic = field("Topic", { type: "search", placeholder: "all topics" });
     const seen = new Set<string>();
     let first = true;
-    const refresh = async () => {
+    let held: Notification[] | undefined;
+    const show = (notifications: Notification[]) => {
       // Someone typing a reply keeps the feed as it is until they are done.
       if (list.contains(document.activeElement) && document.activeElement?.tagName === "INPUT") {
+        held = notifications;
         return;
       }
-      const { notifications } = await api.notify.listNotifications(
-        { pageSize: 50, topic: topic.input.value.trim() },
-        inProject(state.projectId),
-      );
+      held = undefined;
       const open = new Set(
         [...list.querySelectorAll("li")]
           .filter((li) => !li.querySelector("[hidden]"))
@@ -271,20 +247,40 @@ route("/notifications", {
           : `Live: updated ${new Date().toLocaleTimeString()}`,
       );
     };
+    const query = () => ({ pageSize: 50, topic: topic.input.value.trim() });
+    async function refresh() {
+      show((await api.notify.listNotifications(query(), inProject(state.projectId))).notifications);
+    }
+    list.addEventListener("focusout", () => held && setTimeout(() => held && show(held), 0));
+    // The live feed: a stream of the newest, sent again whenever they change (no polling).
+    let watching = new AbortController();
+    const watch = async (signal: AbortSignal) => {
+      while (!signal.aborted) {
+        try {
+          const opts = { ...inProject(state.projectId), signal };
+          for await (const page of api.notify.watchNotifications(query(), opts)) {
+            show(page.notifications);
+          }
+        } catch (err) {
+          if (signal.aborted) return;
+          fill(status, notice(`${errorText(err)}; reconnecting…`, "error"));
+        }
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    };
     topic.input.addEventListener("input", () => {
       first = true;
       seen.clear();
-      void refresh();
+      watching.abort();
+      watching = new AbortController();
+      void watch(watching.signal);
     });
     fill(
       main,
       sendForm(refresh),
       h("div", { class: "panel" }, h("div", { class: "row" }, topic.wrap), status, list),
     );
-    void refresh().catch((err) => fill(status, notice(errorText(err), "error")));
-    const timer = setInterval(() => {
-      if (document.visibilityState === "visible") void refresh().catch(() => {});
-    }, pollMs);
-    return () => clearInterval(timer);
+    void watch(watching.signal);
+    return () => watching.abort();
   },
 });
