@@ -11,6 +11,7 @@ import { sql } from "../helpers/db.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
 import { apnsTestSenders, notify, startServer, type TestServer } from "../helpers/server.ts";
 import { listen, signInStreamDevice } from "../helpers/streams.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let apns: FakeApns;
 let server: TestServer;
@@ -169,26 +170,36 @@ describe("cancel", () => {
     await s.stop();
   });
 
-  it("cancels the copies of a delivering notification not yet handed to a provider", async () => {
-    const account = await newAccount(server, `retrying-${Date.now()}@example.com`);
-    const token = `${Date.now().toString(16)}`.padStart(64, "b");
+  async function retryingDevice(label: "retrying" | "onwire" | "orphan" | "taken") {
+    const account = await newAccount(server, `${label}-${Date.now()}@example.com`);
+    const token = `${Date.now().toString(16)}`.padStart(
+      64,
+      { retrying: "b", onwire: "c", orphan: "e", taken: "d" }[label],
+    );
     const { deviceId } = await pushDevice(server, account, "ios", {
       case: "pushToken",
       value: token,
     });
-    apns.script(token, [{ status: 500, reason: "InternalServerError" }]);
+    return { account, token, deviceId };
+  }
+  const deliveryOf = async (id: string) =>
+    (
+      await sql<{ attempts: number; state: string; locked: boolean; last_error: string }>(
+        server.databaseUrl,
+        `select attempts, state, last_error, coalesce(locked_until > now(), false) as locked
+           from delivery where notification_id = $1`,
+        [id],
+      )
+    )[0];
+
+  it("cancels the copies of a delivering notification not yet handed to a provider", async () => {
+    const { account, token, deviceId } = await retryingDevice("retrying");
+    // APNs asks for the retry a minute later: the copy surely waits, unclaimed, when canceled.
+    apns.script(token, [{ status: 500, reason: "InternalServerError", retryAfter: "60" }]);
     const res = await notify(server, { title: "retrying" }, auth(account.token));
     const id = res.json.id as string;
-    // The first attempt failed: the copy waits for its retry, pending and unclaimed.
-    for (let i = 0; i < 100; i++) {
-      const [d] = await sql<{ attempts: number }>(
-        server.databaseUrl,
-        "select attempts from delivery where notification_id = $1",
-        [id],
-      );
-      if ((d?.attempts ?? 0) >= 1) break;
-      await pause(20);
-    }
+    await waitFor(async () => (await deliveryOf(id))?.last_error !== "");
+    expect(await deliveryOf(id)).toMatchObject({ attempts: 1, state: "pending", locked: false });
     const done = await cancel(id, account.token);
     expect(done.status).toBe(200);
     expect(done.json.deliveries).toMatchObject({ total: 1, canceled: 1, pending: 0 });
@@ -198,8 +209,77 @@ describe("cancel", () => {
     expect(mine.state).toBe("canceled");
     expect(mine.last_error).toBe("canceled by the publisher");
     expect((await cancel(id, account.token)).status).toBe(200); // idempotent
-    await pause(1500); // past the retry's backoff: nothing is sent
     expect(apns.received.filter((r) => r.payload.id === id)).toHaveLength(1); // the failed try
+  });
+
+  it("lets a copy on the wire finish, and never tries it again", async () => {
+    const { account, token, deviceId } = await retryingDevice("onwire");
+    let answer = () => {};
+    const held = new Promise<void>((r) => {
+      answer = r;
+    });
+    apns.script(token, [{ status: 500, reason: "InternalServerError", after: held }]);
+    const res = await notify(server, { title: "on the wire" }, auth(account.token));
+    const id = res.json.id as string;
+    await waitFor(() => apns.received.some((r) => r.payload.id === id));
+    expect(await deliveryOf(id)).toMatchObject({ state: "pending", locked: true });
+    // Claimed and sent, its answer not back: the cancel cannot take it back, but is accepted.
+    const done = await cancel(id, account.token);
+    expect(done.status).toBe(200);
+    expect(done.json.deliveries).toMatchObject({ total: 1, canceled: 0, pending: 1 });
+    answer(); // the provider fails it: a retry would be due, the cancel stands instead
+    await waitFor(async () => (await deliveryOf(id))?.state !== "pending");
+    const mine = (await get(id, account.token)).device_deliveries.find(
+      (d: JsonBody) => d.device_id === deviceId,
+    );
+    expect(mine).toMatchObject({ state: "canceled", last_error: "canceled by the publisher" });
+    expect((await cancel(id, account.token)).json.deliveries).toMatchObject({ canceled: 1 });
+    expect(apns.received.filter((r) => r.payload.id === id)).toHaveLength(1);
+  });
+
+  it("a canceled copy whose worker died on the wire is not sent again by the next claim", async () => {
+    const { account, token } = await retryingDevice("orphan");
+    let answer = () => {};
+    const held = new Promise<void>((r) => {
+      answer = r;
+    });
+    apns.script(token, [{ status: 500, reason: "InternalServerError", after: held }]);
+    const id = (await notify(server, { title: "orphan" }, auth(account.token))).json.id as string;
+    await waitFor(() => apns.received.some((r) => r.payload.id === id));
+    expect((await cancel(id, account.token)).status).toBe(200);
+    // The worker that holds it is taken for dead: its lease ends now, as a killed worker's would.
+    await sql(
+      server.databaseUrl,
+      "update delivery set locked_until = now() - interval '1 second' where notification_id = $1",
+      [id],
+    );
+    await waitFor(async () => (await deliveryOf(id))?.state !== "pending");
+    expect(await deliveryOf(id)).toMatchObject({
+      state: "canceled",
+      last_error: "canceled by the publisher",
+      attempts: 1,
+    });
+    answer();
+    expect(apns.received.filter((r) => r.payload.id === id)).toHaveLength(1);
+  });
+
+  it("a copy on the wire that its provider takes is reported sent, not canceled", async () => {
+    const { account, token } = await retryingDevice("taken");
+    let answer = () => {};
+    const held = new Promise<void>((r) => {
+      answer = r;
+    });
+    apns.script(token, [{ status: 200, after: held }]);
+    const res = await notify(server, { title: "taken" }, auth(account.token));
+    const id = res.json.id as string;
+    await waitFor(() => apns.received.some((r) => r.payload.id === id));
+    expect((await cancel(id, account.token)).status).toBe(200);
+    answer();
+    await waitFor(async () => (await deliveryOf(id))?.state !== "pending");
+    expect(await deliveryOf(id)).toMatchObject({ state: "sent", last_error: "" });
+    const late = await cancel(id, account.token);
+    expect(late.status).toBe(409);
+    expect(late.json.code).toBe("not_cancelable");
   });
 
   it("racing the worker at the scheduled time, sends no copy twice and reports each truly", async () => {

@@ -17,6 +17,14 @@ export interface ReceivedApns {
   at: number;
 }
 
+/** A scripted answer; `after`, when given, holds it until that promise settles. */
+export interface ScriptedAnswer {
+  status: number;
+  reason?: string;
+  retryAfter?: string;
+  after?: Promise<unknown>;
+}
+
 export interface FakeApns {
   origin: string;
   ca: string;
@@ -29,7 +37,7 @@ export interface FakeApns {
   readonly peakOpenStreams: number;
   /** HTTP/2 connections opened so far. */
   readonly connections: number;
-  script(token: string, answers: { status: number; reason?: string; retryAfter?: string }[]): void;
+  script(token: string, answers: ScriptedAnswer[]): void;
   close(): Promise<void>;
 }
 
@@ -40,7 +48,7 @@ export async function startFakeApns(): Promise<FakeApns> {
   const teamId = "TEAM123456";
   const keyId = "KEY1234567";
   const received: ReceivedApns[] = [];
-  const scripts = new Map<string, { status: number; reason?: string; retryAfter?: string }[]>();
+  const scripts = new Map<string, ScriptedAnswer[]>();
   const server = http2.createSecureServer({ cert, key });
   const sessions = new Set<http2.ServerHttp2Session>();
   let open = 0;
@@ -99,11 +107,14 @@ export async function startFakeApns(): Promise<FakeApns> {
       });
       const scripted = scripts.get(m[1])?.shift();
       if (!scripted) return answer(200);
-      return answer(
-        scripted.status,
-        scripted.reason,
-        scripted.retryAfter ? { "retry-after": scripted.retryAfter } : {},
-      );
+      const send = () =>
+        answer(
+          scripted.status,
+          scripted.reason,
+          scripted.retryAfter ? { "retry-after": scripted.retryAfter } : {},
+        );
+      if (scripted.after) void scripted.after.finally(() => stream.destroyed || send());
+      else send();
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

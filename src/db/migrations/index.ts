@@ -18,6 +18,7 @@ import { Migration0017ProjectEscalations } from "./0017-project-escalations.ts";
 import { Migration0018LoginRequester } from "./0018-login-requester.ts";
 import { Migration0019TokenOrigin } from "./0019-token-origin.ts";
 import { Migration0020ServingProcesses } from "./0020-serving-processes.ts";
+import { Migration0021CancelInFlight } from "./0021-cancel-in-flight.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   { name: "0018-login-requester", class: Migration0018LoginRequester },
   { name: "0019-token-origin", class: Migration0019TokenOrigin },
   { name: "0020-serving-processes", class: Migration0020ServingProcesses },
+  { name: "0021-cancel-in-flight", class: Migration0021CancelInFlight },
 ];

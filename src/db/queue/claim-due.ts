@@ -54,16 +54,22 @@ export async function claimDue(
   const full = [...share.busy].filter(([, n]) => n >= share.perAccount).map(([account]) => account);
   const rows = await db.execute<Record<string, unknown>[]>(
     `with due as (
-       select d.notification_id, d.device_id, d.next_attempt_at, dv.account_id
+       select d.notification_id, d.device_id, d.next_attempt_at, d.cancel_requested, dv.account_id
          from delivery d join device dv on dv.id = d.device_id
         where d.state = 'pending' and d.platform <> 'stream' and d.next_attempt_at <= now()
           and (d.locked_until is null or d.locked_until < now())
           and not (?::jsonb @> to_jsonb(dv.account_id::text))
         order by d.next_attempt_at limit ? for update of d skip locked
+     ), withdrawn as (
+       -- canceled while on the wire with a worker that died: not tried again
+       update delivery d set state = 'canceled', last_error = 'canceled by the publisher',
+              locked_until = null, cancel_requested = false, updated_at = now()
+         from due where due.cancel_requested
+          and d.notification_id = due.notification_id and d.device_id = due.device_id
      ), fair as (
        select notification_id, device_id from (
          select due.*, row_number() over (partition by account_id order by next_attempt_at) as r
-           from due) ranked
+           from due where not due.cancel_requested) ranked
         where r <= ?::int - coalesce((?::jsonb ->> account_id::text)::int, 0)
      ), claimed as (
        update delivery d set locked_until = now() + make_interval(secs => ?),

@@ -38,14 +38,15 @@ export type CancelOutcome =
    * and escalation stop, and the devices that show it are to clear it.
    */
   | "question_closed"
-  /** Every delivery was already sent or settled. */
+  /** Every delivery was already sent or settled (none is on the wire either). */
   | "too_late"
   | "not_found";
 
 /**
  * Cancels a notification of the project. A scheduled one is canceled whole. Of a released one,
- * the push deliveries still pending and not claimed by a worker are canceled (a claimed one
- * may be on the wire: it is left to finish, and reported as it ends); stream deliveries are
+ * the push deliveries still pending and not claimed by a worker are canceled; a claimed one may
+ * be on the wire: it is left to finish and reported as it ends, but it is never tried again
+ * (`cancel_requested`: where it would wait for a retry, it is canceled); stream deliveries are
  * handed over the moment they exist and are not canceled. Locks the notification's row, so a
  * concurrent release or fan-out goes before or after, never across. A question (it has actions)
  * not answered yet is closed too, sent or not: its asker stopped waiting (docs/api.md,
@@ -53,7 +54,7 @@ export type CancelOutcome =
  */
 export async function cancel(db: Db, projectId: string, id: string): Promise<CancelOutcome> {
   const rows = await db.execute<
-    { status: string; canceled: number; had: number; closed: number }[]
+    { status: string; canceled: number; had: number; closed: number; flagged: number }[]
   >(
     `with n as materialized (
        select id, status from notification where project_id = ? and id = ? for update
@@ -74,8 +75,15 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
         where d.notification_id = n.id and d.state = 'pending' and d.platform <> 'stream'
           and (d.locked_until is null or d.locked_until < now())
        returning 1
+     ), flagged as (
+       update delivery d set cancel_requested = true
+         from n
+        where d.notification_id = n.id and d.state = 'pending' and d.platform <> 'stream'
+          and d.locked_until >= now()
+       returning 1
      )
      select n.status, (select count(*) from closed)::int as closed,
+            (select count(*) from flagged)::int as flagged,
             (select count(*) from whole)::int + (select count(*) from dels)::int as canceled,
             (select count(*) from delivery d where d.notification_id = n.id
                 and d.state = 'canceled')::int as had
@@ -87,6 +95,6 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
   if (!row) return "not_found";
   if (row.status === "scheduled" || row.status === "canceled") return "canceled";
   if (row.closed > 0) return "question_closed";
-  if (row.canceled > 0 || row.had > 0) return "deliveries_canceled";
+  if (row.canceled > 0 || row.had > 0 || row.flagged > 0) return "deliveries_canceled";
   return row.status === "queued" ? "fanning_out" : "too_late";
 }

@@ -14,7 +14,10 @@ export interface DeliveryKey {
   device_id: string;
 }
 
-/** Records each outcome on its still-pending delivery and releases the lease. */
+/**
+ * Records each outcome on its still-pending delivery and releases the lease. A copy its
+ * publisher canceled while it was on the wire is not tried again: a retry becomes `canceled`.
+ */
 export async function settle(
   db: Db,
   items: readonly { delivery: DeliveryKey; outcome: Outcome }[],
@@ -28,7 +31,10 @@ export async function settle(
     t: o.state === "pending" ? o.nextAttemptAt.toISOString() : null,
   }));
   await db.execute(
-    `update delivery d set state = o.s, last_error = o.e, locked_until = null, updated_at = now(),
+    `update delivery d set locked_until = null, updated_at = now(), cancel_requested = false,
+            state = case when o.s = 'pending' and d.cancel_requested then 'canceled' else o.s end,
+            last_error = case when o.s = 'pending' and d.cancel_requested
+                              then 'canceled by the publisher' else o.e end,
             next_attempt_at = coalesce(o.t, d.next_attempt_at),
             sent_at = case when o.s = 'sent' then now() else d.sent_at end
        from json_to_recordset(?::json) as o(n uuid, d uuid, s text, e text, t timestamptz)
