@@ -215,8 +215,7 @@ function limits(env: Env): Limits {
  * Two commits under way per machine by default, shared among its processes (measured: more only
  * costs PostgreSQL CPU on a small machine; BENCHMARKS.md).
  */
-function groupCommitSlots(env: Env): number {
-  const processes = processCount(env);
+function groupCommitSlots(env: Env, processes: number): number {
   return int(env, "HERALD_GROUP_COMMIT_SLOTS", Math.max(1, Math.ceil(2 / processes)), 1, 64);
 }
 
@@ -225,9 +224,18 @@ function processCount(env: Env): number {
   return int(env, "HERALD_PROCESSES", Math.max(1, availableParallelism() - 1), 1, 256);
 }
 
+function webPushHosts(env: Env): string[] {
+  const extra = (env.HERALD_WEB_PUSH_HOSTS ?? "").split(",").map((h) => h.trim());
+  return [...defaultPushHosts, ...extra.filter((h) => h !== "")];
+}
+
+/** Time as it runs in production; tests shrink these to see hours of backoff in seconds. */
+const timeScales = { webhookBackoffScale: 1, ackIntervalScale: 1 };
+
 /** Reads the configuration; throws with the variable's name when a value is unusable. */
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
+  const processes = processCount(env);
   return {
     host: env.HERALD_HOST || "127.0.0.1",
     port: int(env, "HERALD_PORT", 8080, 0, 65535),
@@ -247,7 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
     signupEnabled: env.HERALD_SIGNUP === "1",
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
     workerEnabled: env.HERALD_WORKER !== "0",
-    processes: processCount(env),
+    processes,
     processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 256, 0, 65_536),
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
     trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
@@ -269,29 +277,16 @@ export function loadConfig(env: Env = process.env): Config {
     vapidSubject: env.HERALD_VAPID_SUBJECT || "mailto:owner@localhost",
     apns: apns(env),
     fcmServiceAccountFile: env.HERALD_FCM_SERVICE_ACCOUNT_FILE || undefined,
-    webPushHosts: [
-      ...defaultPushHosts,
-      ...(env.HERALD_WEB_PUSH_HOSTS ?? "")
-        .split(",")
-        .map((h) => h.trim())
-        .filter((h) => h !== ""),
-    ],
+    webPushHosts: webPushHosts(env),
     webPushAllowPrivate: env.HERALD_WEB_PUSH_ALLOW_PRIVATE === "1",
-    ...webhookSettings(env),
+    webhookAllowPrivate: env.HERALD_WEBHOOK_ALLOW_PRIVATE === "1",
+    webhookDisableAfter: int(env, "HERALD_WEBHOOK_DISABLE_AFTER", 50, 1, 100_000),
+    ...timeScales,
     reflection: env.HERALD_REFLECTION !== "0",
     groupCommit: env.HERALD_GROUP_COMMIT !== "0",
-    groupCommitSlots: groupCommitSlots(env),
+    groupCommitSlots: groupCommitSlots(env, processes),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
     limits: limits(env),
-  };
-}
-
-function webhookSettings(env: Env) {
-  return {
-    webhookAllowPrivate: env.HERALD_WEBHOOK_ALLOW_PRIVATE === "1",
-    webhookDisableAfter: int(env, "HERALD_WEBHOOK_DISABLE_AFTER", 50, 1, 100_000),
-    webhookBackoffScale: 1,
-    ackIntervalScale: 1,
   };
 }

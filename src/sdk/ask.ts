@@ -8,7 +8,7 @@
  */
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import type { WaitForResponseResponse } from "../../gen/herald/v1/notify_service_pb.ts";
-import type { NotifyInput, NotifyOptions } from "./herald.ts";
+import type { NotifyInput, NotifyOptions } from "./types.ts";
 
 /** How a question ended. */
 export interface Answer {

@@ -8,64 +8,28 @@
  * ```
  */
 import { randomUUID } from "node:crypto";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import {
-  type NotifyRequestSchema,
   NotifyService,
   type WaitForResponseResponse,
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import { type Answer, type AskInput, type AskOptions, ask } from "./ask.ts";
 import { HeraldError } from "./errors.ts";
+import type { HeraldOptions, ListFilter, NotifyInput, NotifyOptions, Priority } from "./types.ts";
 
-export type { Answer, AskInput, AskOptions, Notification };
-/** A notification's priority (docs/delivery.md maps it per platform). */
-export type Priority = "low" | "normal" | "high";
-
-/**
- * What `notify` takes: the publish request, typed from the proto. Only `title` is required;
- * `priority` is one of the three values the server accepts.
- */
-export type NotifyInput = MessageInitShape<typeof NotifyRequestSchema> & {
-  title: string;
-  priority?: Priority;
+export type {
+  Answer,
+  AskInput,
+  AskOptions,
+  HeraldOptions,
+  ListFilter,
+  Notification,
+  NotifyInput,
+  NotifyOptions,
+  Priority,
 };
-
-export interface HeraldOptions {
-  /** A project API key (`hk_…`). Defaults to HERALD_API_KEY. */
-  apiKey?: string;
-  /** Or a CLI token (`hc_…`), which publishes into `project` or the default project. */
-  token?: string;
-  /** Project id or name for a CLI token (the `Herald-Project` header). */
-  project?: string;
-  /** Defaults to HERALD_URL, else http://127.0.0.1:8080. */
-  baseUrl?: string;
-  /** `connect` (HTTP/1.1 or 2, the default) or `grpc` (HTTP/2). */
-  transport?: "connect" | "grpc";
-  /** Per attempt. Default 10 s. */
-  timeoutMs?: number;
-  /** Retries of a transient failure. Default 3. */
-  maxRetries?: number;
-}
-
-export interface NotifyOptions {
-  /**
-   * Makes retries safe: a repeat with the same key in 24 h returns the original notification and
-   * sends nothing again. One is generated per call when not given, and reused by the SDK's own
-   * retries.
-   */
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-}
-
-export interface ListFilter {
-  topic?: string;
-  /** 1..100, default 20. */
-  pageSize?: number;
-  pageToken?: string;
-}
 
 /** Transient: worth retrying with the same idempotency key. */
 function transient(e: HeraldError): boolean {

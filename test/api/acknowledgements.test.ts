@@ -230,6 +230,27 @@ describe("acknowledge", () => {
     );
   });
 
+  it("keeps the metadata's key order in the escalated copy (docs/decisions.md)", async () => {
+    const res = await notify(server, {
+      title: "ordered",
+      require_ack: true,
+      escalate_after_seconds: 60,
+      escalate_to_topic: "oncall-lead",
+      // Not in jsonb's order (by length, then bytes), and a key of Herald's own given by the user.
+      metadata: { zeta: 1, alpha: { b: 2, a: 1 }, escalated_from: "mine", mid: [3, 1] },
+    });
+    const id = res.json.id as string;
+    const escalation = await get((await escalated(id)).escalation_id);
+    expect(Object.keys(escalation.metadata)).toEqual(["zeta", "alpha", "mid", "escalated_from"]);
+    expect(Object.keys(escalation.metadata.alpha)).toEqual(["b", "a"]);
+    expect(escalation.metadata).toEqual({
+      zeta: 1,
+      alpha: { b: 2, a: 1 },
+      mid: [3, 1],
+      escalated_from: id,
+    });
+  });
+
   it("escalates to another project of the account, by name, when that project accepts it", async () => {
     const lead = await addProjectWithKey(server, { name: "leads" });
     const stuck = {

@@ -46,6 +46,17 @@ const uuidv7Sql = `(lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::
   || substr(md5(random()::text), 1, 15))::uuid`;
 
 /**
+ * The metadata of notification `n` with `escalated_from` set to its id, last: built with `json`
+ * functions, which keep the keys in their order (`jsonb` would sort them; docs/decisions.md).
+ */
+const withEscalatedFrom = (n: string) => `(
+  select json_object_agg(k, v order by o) from (
+    select m.key as k, m.value as v, m.o
+      from json_each(coalesce(${n}.metadata, '{}'::json)) with ordinality as m(key, value, o)
+     where m.key <> 'escalated_from'
+    union all select 'escalated_from', to_json(${n}.id), 9223372036854775807) kv)`;
+
+/**
  * Escalates what nobody acknowledged in time: a new notification, `high`, titled
  * "Escalated: …", to the escalation topic and project, queued for the fan-out; the original
  * records when and which. Returns how many escalated.
@@ -68,8 +79,7 @@ export async function escalateDue(db: Db, limit: number): Promise<number> {
        select e.escalation_id, coalesce(e.escalate_project_id, e.project_id),
               coalesce(e.escalate_topic, e.topic), left('Escalated: ' || e.title, 120),
               e.message, 'high', e.click_url,
-              (coalesce(e.metadata::jsonb, '{}'::jsonb)
-                 || jsonb_build_object('escalated_from', e.id))::json,
+              ${withEscalatedFrom("e")},
               'queued', now()
          from escalated e
        returning 1

@@ -38,12 +38,12 @@ const mcpModules = () =>
     import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
   ]);
 
-function answer(req: FastifyRequest, reply: FastifyReply, p: ReturnType<typeof problemOf>) {
+function answer(reply: FastifyReply, p: ReturnType<typeof problemOf>) {
   return reply.code(p.status).headers(p.headers).type("application/problem+json").send(p.body);
 }
 
 const refuse = (req: FastifyRequest, reply: FastifyReply, detail: string) =>
-  answer(req, reply, problemOf("unauthenticated", detail, req.id));
+  answer(reply, problemOf("unauthenticated", detail, req.id));
 
 export interface McpOptions {
   credentials: CredentialVerifier;
@@ -60,13 +60,12 @@ async function caller(req: FastifyRequest, reply: FastifyReply, o: McpOptions) {
   const origin = req.headers.origin;
   if (origin !== undefined && !originAllowed(origin, req.headers.host, o.publicUrl)) {
     return answer(
-      req,
       reply,
       problemOf("permission_denied", `origin ${origin} may not use /mcp`, req.id),
     );
   }
   const wait = o.failures.blockedFor(req.ip);
-  if (wait !== undefined) return answer(req, reply, problemFor(addressThrottled(wait), req.id));
+  if (wait !== undefined) return answer(reply, problemFor(addressThrottled(wait), req.id));
   const secret = bearerSecret(req.headers.authorization);
   if (secret === undefined) {
     return refuse(
