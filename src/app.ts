@@ -134,6 +134,7 @@ function createWorker(
     sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),
     onOutcome: (platform, outcome) => metrics.deliveries.inc({ platform, outcome }),
     ackIntervalScale: config.ackIntervalScale,
+    clock: config.workerClock,
     onRepeated: (ids) => {
       void hub.tellStreams({ kind: "repeat", ids }).catch((err: unknown) => {
         log.warn({ err }, "telling streams of repeats failed");

@@ -88,11 +88,7 @@ export interface Config {
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
   shutdownGraceMs: number;
-  /**
-   * How long an idle client connection is kept open. Above the 60 s idle timeout of common load
-   * balancers (AWS ALB), so that the balancer, not Herald, closes first and never reuses a
-   * connection Herald just closed.
-   */
+  /** Idle connections kept open: above common balancers' 60 s (AWS ALB), which close first. */
   keepAliveMs: number;
   /** The bootstrap account of a first start (HERALD_OWNER_EMAIL, HERALD_OWNER_PASSWORD). */
   owner: { email: string; password: string | undefined };
@@ -110,16 +106,9 @@ export interface Config {
     | undefined;
   /** FCM service account file, or undefined when Android pushes are not configured. */
   fcmServiceAccountFile: string | undefined;
-  /**
-   * The hosts a Web Push endpoint may point to: the public push services, plus
-   * HERALD_WEB_PUSH_HOSTS (comma list, `*.example.com` for subdomains).
-   */
+  /** Web Push endpoints' allowed hosts: the public services + HERALD_WEB_PUSH_HOSTS (`*.x.com`). */
   webPushHosts: string[];
-  /**
-   * Whether push endpoints may resolve to private, loopback or link-local addresses
-   * (HERALD_WEB_PUSH_ALLOW_PRIVATE=1): for tests and an in-house push service only, since the
-   * worker connects wherever an endpoint points.
-   */
+  /** Push endpoints may resolve to private addresses (HERALD_WEB_PUSH_ALLOW_PRIVATE=1: tests). */
   webPushAllowPrivate: boolean;
   /**
    * Webhooks: endpoints may be private, loopback or link-local (HERALD_WEBHOOK_ALLOW_PRIVATE=1,
@@ -146,7 +135,21 @@ export interface Config {
   metricsPort: number | undefined;
   /** The limits per account and per project (domain/limits.ts), each from its variable. */
   limits: Limits;
+  /** How often the delivery worker runs each of its periodic jobs (delivery/jobs/). */
+  workerClock: WorkerClock;
 }
+
+/** Milliseconds between runs of each periodic job of the worker (`claimRetries`: its look for
+ * pushes come due by retry when nothing was just fanned out). */
+export const workerClock = {
+  releaseScheduled: 200,
+  repeatUnacknowledged: 200,
+  escalate: 200,
+  sendClears: 200,
+  expireStreams: 5_000,
+  claimRetries: 100,
+};
+export type WorkerClock = Record<keyof typeof workerClock, number>;
 
 type Env = Record<string, string | undefined>;
 
@@ -288,5 +291,6 @@ export function loadConfig(env: Env = process.env): Config {
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
     limits: limits(env),
+    workerClock,
   };
 }

@@ -10,6 +10,7 @@
  * to other services. At most `maxInFlight` sends are outstanding; when that many are, the worker
  * claims no more until one finishes.
  */
+import type { WorkerClock } from "../config.ts";
 import type { DueDelivery } from "../db/queue/claim-due.ts";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import type { Outcome } from "../db/queue/settle.ts";
@@ -17,7 +18,8 @@ import type { DeviceRepository } from "../db/repositories/devices.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
-import { openToken, sendClears } from "./clears.ts";
+import { openToken } from "./clears.ts";
+import { JobClock } from "./jobs/clock.ts";
 import { type PushMessage, type Sender, sendWithin } from "./senders/sender.ts";
 
 export interface WorkerOptions {
@@ -40,6 +42,8 @@ export interface WorkerOptions {
   sendTimeoutMs?: number;
   /** Multiplies acknowledgement intervals (tests shrink it). */
   ackIntervalScale: number;
+  /** How often each periodic job runs (config.ts). */
+  clock: WorkerClock;
   /** Notifications sent again while awaiting acknowledgement (for the live streams). */
   onRepeated?: (ids: string[]) => void;
   /** Told each send's outcome (sent, retry, failed, expired), for metrics. */
@@ -52,8 +56,7 @@ export class DeliveryWorker {
   #stopped = false;
   #wake: (() => void) | undefined;
   #woken = false;
-  #lastRelease = 0;
-  #lastSweep = 0;
+  readonly #clock: JobClock;
   #lastClaim = 0;
   #lastClaimEmpty = false;
   readonly #inFlight = new Set<Promise<void>>();
@@ -78,6 +81,7 @@ export class DeliveryWorker {
       onRepeated: () => {},
       ...opts,
     };
+    this.#clock = new JobClock(this.#o.clock, this.#o);
   }
 
   start(): void {
@@ -127,36 +131,22 @@ export class DeliveryWorker {
     }
   }
 
-  /**
-   * Scheduled notifications come due on the clock: looked for at most every 200 ms, released to
-   * the fan-out that follows. Acknowledgements awaited: repeats (push deliveries pending again,
-   * streams told) and escalations (new notifications); clears for the other devices.
-   */
-  async #onTheClock(): Promise<void> {
-    this.#lastRelease = Date.now();
-    await this.#o.queue.releaseDue(this.#o.batch);
-    const repeated = await this.#o.queue.repeatDue(this.#o.batch, this.#o.ackIntervalScale);
-    if (repeated.length > 0) this.#o.onRepeated(repeated);
-    await this.#o.queue.escalateDue(this.#o.batch);
-    const clears = await this.#o.queue.claimClears(100);
-    if (clears.length === 0) return;
-    void sendClears(clears, this.#o.senders, this.#o.tokenKeys, this.#o.log).catch((err: unknown) =>
-      this.#o.log.error({ err }, "clearing acknowledged notifications failed"),
-    );
-  }
-
   /** One round of work; true when there may be more right away. */
   async #tick(): Promise<boolean> {
     const t0 = performance.now();
-    if (Date.now() - this.#lastRelease >= 200) await this.#onTheClock();
+    // The periodic jobs first: what they release is fanned out in this same round.
+    const jobsMs = await this.#clock.runDue();
     const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
-    // looked for at most every 100 ms, so a publish without push devices costs one statement.
+    // looked for at most every `claimRetries` ms, so a publish without push devices costs one
+    // statement.
     // A full set of sends in flight claims nothing; the first one to finish wakes the loop.
     const now = Date.now();
     const room = Math.min(this.#o.batch, this.#o.maxInFlight - this.#inFlight.size);
-    const claim = room > 0 && (pushes > 0 || !this.#lastClaimEmpty || now - this.#lastClaim >= 100);
+    const claim =
+      room > 0 &&
+      (pushes > 0 || !this.#lastClaimEmpty || now - this.#lastClaim >= this.#o.clock.claimRetries);
     const share = { perAccount: this.#o.perAccount, busy: this.#busy };
     const due = claim ? await this.#o.queue.claimDue(room, share) : [];
     if (claim) {
@@ -173,22 +163,17 @@ export class DeliveryWorker {
       if (i % 25 === 24) await new Promise((r) => setImmediate(r));
     }
     const t4 = performance.now();
-    if (Date.now() - this.#lastSweep > 5_000) {
-      this.#lastSweep = Date.now();
-      await this.#o.queue.expireStreamDeliveries();
-    }
-    const t5 = performance.now();
-    if (t5 - t0 > 1_000) {
+    if (t4 - t0 > 1_000) {
       const ms = (a: number, b: number) => Math.round(b - a);
       this.#o.log.warn(
         {
           fanned_out: fanned.length,
           claimed: due.length,
           in_flight: this.#inFlight.size,
-          fan_out_ms: ms(t0, t1),
+          jobs_ms: Math.round(jobsMs),
+          fan_out_ms: ms(t0, t1) - Math.round(jobsMs),
           claim_ms: ms(t1, t3),
           start_sends_ms: ms(t3, t4),
-          sweep_ms: ms(t4, t5),
         },
         "slow delivery round",
       );

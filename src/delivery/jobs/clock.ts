@@ -1,0 +1,74 @@
+/**
+ * The delivery worker's clock: its periodic jobs, each with a name, a file of its own in this
+ * folder, and an interval from config.ts (`workerClock`). The worker asks the clock to run what
+ * is due at the start of each round; a job that fails is logged with its name and tried again
+ * at its next time, and the others run regardless.
+ */
+import type { WorkerClock } from "../../config.ts";
+import type { DeliveryQueue } from "../../db/queue/delivery-queue.ts";
+import type { Log } from "../../domain/log.ts";
+import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
+import type { Sender } from "../senders/sender.ts";
+import { escalate } from "./escalate.ts";
+import { expireStreams } from "./expire-streams.ts";
+import { releaseScheduled } from "./release-scheduled.ts";
+import { repeatUnacknowledged } from "./repeat-unacknowledged.ts";
+import { sendClears } from "./send-clears.ts";
+
+/** What the jobs work with: the worker's own parts. */
+export interface JobDeps {
+  queue: DeliveryQueue;
+  /** Rows one run of a job takes at most. */
+  batch: number;
+  senders: ReadonlyMap<string, Sender>;
+  tokenKeys: PushTokenKeyRing;
+  log: Log;
+  /** Multiplies acknowledgement intervals (tests shrink it). */
+  ackIntervalScale: number;
+  /** Notifications sent again while awaiting acknowledgement (for the live streams). */
+  onRepeated: (ids: string[]) => void;
+}
+
+/** A job: one run of it, built from the worker's parts. */
+export type Job = (deps: JobDeps) => () => Promise<void>;
+
+/** Every periodic job, by the name its interval has in `WorkerClock`, in the order they run. */
+const jobs = {
+  releaseScheduled,
+  repeatUnacknowledged,
+  escalate,
+  sendClears,
+  expireStreams,
+} satisfies Record<string, Job>;
+
+export type JobName = keyof typeof jobs;
+
+export class JobClock {
+  readonly #jobs: { name: JobName; everyMs: number; run: () => Promise<void> }[];
+  readonly #last = new Map<JobName, number>();
+  readonly #log: Log;
+
+  constructor(clock: WorkerClock, deps: JobDeps) {
+    this.#log = deps.log;
+    this.#jobs = (Object.keys(jobs) as JobName[]).map((name) => ({
+      name,
+      everyMs: clock[name],
+      run: jobs[name](deps),
+    }));
+  }
+
+  /** Runs each job whose interval has passed since its last run; the milliseconds it took. */
+  async runDue(now = Date.now()): Promise<number> {
+    const t0 = performance.now();
+    for (const job of this.#jobs) {
+      if (now - (this.#last.get(job.name) ?? 0) < job.everyMs) continue;
+      this.#last.set(job.name, now);
+      try {
+        await job.run();
+      } catch (err) {
+        this.#log.error({ err, job: job.name }, "a periodic delivery job failed");
+      }
+    }
+    return performance.now() - t0;
+  }
+}

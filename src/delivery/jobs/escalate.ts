@@ -1,0 +1,9 @@
+/**
+ * What nobody acknowledged in time escalates: a new, high-priority notification to the
+ * escalation topic and project (db/queue/acknowledgements.ts, `escalateDue`).
+ */
+import type { Job } from "./clock.ts";
+
+export const escalate: Job = (d) => async () => {
+  await d.queue.escalateDue(d.batch);
+};
