@@ -13,8 +13,8 @@
 import pg from "pg";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import { announceChunk, deliveryChannel, feedChannel } from "../db/queue/fan-out.ts";
-import type { NotificationRow } from "../db/queue/publish.ts";
 import type { Log } from "../domain/log.ts";
+import type { NotificationRecord } from "../domain/notification.ts";
 import { namesProjects, topicAdmits } from "../domain/topic-filter.ts";
 import { FeedWatchers } from "./feed-watchers.ts";
 
@@ -42,7 +42,7 @@ export interface StreamSubscriber {
   /** Ids of new deliveries for this device, committed (from the fan-out or a catch-up). */
   onIds: (notificationIds: string[]) => void;
   /** A notification this process just committed that the device's fan-out will reach. */
-  onRow: (row: NotificationRow) => void;
+  onRow: (row: NotificationRecord) => void;
   /** Notifications it has, sent again while awaiting acknowledgement. */
   onRepeat: (notificationIds: string[]) => void;
   /** A notification it has was acknowledged (here or elsewhere). */
@@ -189,7 +189,7 @@ export class StreamHub {
    * fan-out will reach. `projectName` is asked only when a filter names projects.
    */
   async handOver(
-    row: NotificationRow,
+    row: NotificationRecord,
     accountId: string,
     projectName: () => Promise<string | undefined>,
   ): Promise<void> {

@@ -2,9 +2,11 @@
  * DeviceService: devices sign in (password or pairing code) and manage their own channel and
  * topic filter with their device credential; the owner lists, renames and removes them.
  */
+import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { AccountRepository } from "../db/repositories/accounts.ts";
 import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
 import type { DeviceRepository } from "../db/repositories/devices.ts";
@@ -12,8 +14,8 @@ import type { NotificationRepository } from "../db/repositories/notifications.ts
 import type { PairingCodeRepository } from "../db/repositories/pairing-codes.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import { privateAddressProblem } from "../delivery/senders/push-address.ts";
-import { uuidv7 } from "../domain/ids.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
+import { recordOf } from "../domain/notification.ts";
 import { pushEndpointProblem } from "../domain/push-endpoint.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
@@ -155,19 +157,18 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
       const device = await devices.get(accountId, req.id);
       if (!device) throw heraldError("not_found", `device ${req.id} not found`);
       const project = await projects.defaultOf(accountId);
-      const id = uuidv7();
-      await notifications.enqueueDirect(
-        {
-          id,
-          projectId: project.id,
-          topic: "herald-test",
-          title: "Herald test notification",
-          message: `If you can read this, ${device.name} receives Herald notifications.`,
-        },
-        device,
-      );
-      onEnqueued(id);
-      return { notificationId: id };
+      const request = create(NotifyRequestSchema, {
+        topic: "herald-test",
+        title: "Herald test notification",
+        message: `If you can read this, ${device.name} receives Herald notifications.`,
+      });
+      const record = recordOf(request, project.id, new Date(), {
+        escalateProjectId: null,
+        scale: 1,
+      });
+      await notifications.enqueueDirect(record, device);
+      onEnqueued(record.id);
+      return { notificationId: record.id };
     },
 
     async removeDevice(req, ctx) {

@@ -14,11 +14,12 @@ import {
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
 import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
 import type { DeviceRepository, DeviceRow } from "../db/repositories/devices.ts";
-import type { NotificationRepository, NotificationRow } from "../db/repositories/notifications.ts";
+import type { NotificationRepository } from "../db/repositories/notifications.ts";
 import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { StreamHub } from "../delivery/stream-hub.ts";
 import type { Limits } from "../domain/limits.ts";
+import type { NotificationRecord } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
@@ -46,7 +47,7 @@ const shuttingDown = () =>
     metadata: { "retry-after": "1" },
   });
 
-const notificationMessage = (row: NotificationRow): SubscribeResponse =>
+const notificationMessage = (row: NotificationRecord): SubscribeResponse =>
   create(SubscribeResponseSchema, {
     event: { case: "notification", value: notificationToProto(row) },
   });

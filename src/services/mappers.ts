@@ -27,8 +27,8 @@ import type { ApiKeyRow } from "../db/repositories/api-keys.ts";
 import type { CliTokenRow } from "../db/repositories/cli-tokens.ts";
 import type { DeviceDeliveryRow } from "../db/repositories/deliveries.ts";
 import type { DeviceRow } from "../db/repositories/devices.ts";
-import type { NotificationRow } from "../db/repositories/notifications.ts";
 import type { ProjectRow } from "../db/repositories/projects.ts";
+import type { NotificationRecord } from "../domain/notification.ts";
 import { rollupStatus } from "../domain/notification-status.ts";
 
 const ts = (d: Date | null | undefined) => (d ? timestampFromDate(new Date(d)) : undefined);
@@ -98,7 +98,7 @@ export function deviceToProto(d: DeviceRow): Device {
 }
 
 /** The recorded answer, if one came. */
-function responseOf(row: NotificationRow): Response | undefined {
+function responseOf(row: NotificationRecord): Response | undefined {
   if (!row.responded_at || !row.response_action) return undefined;
   return create(ResponseSchema, {
     actionId: row.response_action,
@@ -110,7 +110,7 @@ function responseOf(row: NotificationRow): Response | undefined {
 
 /** A stored notification, with its delivery counts and per-device entries when given. */
 export function notificationToProto(
-  row: NotificationRow,
+  row: NotificationRecord,
   counts: Record<string, number> = {},
   perDevice: readonly DeviceDeliveryRow[] = [],
 ): Notification {

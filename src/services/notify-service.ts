@@ -13,11 +13,7 @@ import type { Config } from "../config.ts";
 import type { CancelOutcome } from "../db/queue/schedule.ts";
 import { limitExceeded } from "../db/repositories/caps.ts";
 import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
-import type {
-  NotificationRepository,
-  NotificationRow,
-  PublishResult,
-} from "../db/repositories/notifications.ts";
+import type { NotificationRepository, PublishResult } from "../db/repositories/notifications.ts";
 import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { QuotaLedger } from "../db/repositories/quota.ts";
@@ -25,9 +21,9 @@ import type { UsageRepository } from "../db/repositories/usage.ts";
 import { storedActions } from "../domain/actions.ts";
 import { requestFingerprint } from "../domain/fingerprint.ts";
 import { monthOf } from "../domain/month.ts";
+import { contentOf, type NotificationRecord, recordOf } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
-import { rowOf } from "./notification-row.ts";
 import { notificationWithDeliveries } from "./notification-view.ts";
 import { type AwaitNews, createWaitForResponse } from "./responses.ts";
 import { principalOf, projectScope } from "./scope.ts";
@@ -41,13 +37,7 @@ export const replayedHeader = "idempotent-replayed";
 /** The part of a publish request an idempotency fingerprint covers: the request itself. */
 function fingerprintOf(req: NotifyRequest): Buffer {
   return requestFingerprint({
-    title: req.title,
-    message: req.message,
-    topic: req.topic || "default",
-    priority: req.priority || "normal",
-    click_url: req.clickUrl ?? null,
-    metadata: req.metadata ?? null,
-    ttl_seconds: req.ttlSeconds ?? null,
+    ...contentOf(req),
     // Only when given, so that fingerprints of requests without a schedule stay as they were.
     ...(req.deliverAt !== undefined && { deliver_at: req.deliverAt }),
     ...(req.delaySeconds !== undefined && { delay_seconds: req.delaySeconds }),
@@ -80,7 +70,7 @@ export interface NotifyDeps {
   notifications: NotificationRepository;
   deliveries: DeliveryRepository;
   /** Called after a publish committed: wakes the worker, hands it to this process's streams. */
-  onPublished: (row: NotificationRow, accountId: string) => void;
+  onPublished: (row: NotificationRecord, accountId: string) => void;
   projects: ProjectRepository;
   usage: UsageRepository;
   quota: QuotaLedger;
@@ -168,7 +158,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
     if (key !== null && fp && (await store.lookupClaim(projectId, key, fp))) return;
     throw limitExceeded("scheduledPerProject", cap);
   };
-  const withSummaries = async (rows: NotificationRow[]) => {
+  const withSummaries = async (rows: NotificationRecord[]) => {
     const counts = await deliveries.summaries(rows.map((r) => r.id));
     return rows.map((r) => notificationToProto(r, counts.get(r.id)));
   };
@@ -182,7 +172,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
       const { projectId, accountId } = await projectScope(ctx, projects);
       const now = new Date();
       const escalateProjectId = await escalationProject(req, accountId, ctx);
-      const row = rowOf(req, projectId, now, {
+      const row = recordOf(req, projectId, now, {
         escalateProjectId,
         scale: config.ackIntervalScale,
       });

@@ -17,9 +17,10 @@ import type {
   WaitForResponseResponseSchema,
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
-import type { NotificationRepository, NotificationRow } from "../db/repositories/notifications.ts";
+import type { NotificationRepository } from "../db/repositories/notifications.ts";
 import type { OpenCall } from "../db/repositories/open-calls.ts";
 import { answerDeadline, answerViolation } from "../domain/actions.ts";
+import type { NotificationRecord } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 
@@ -97,7 +98,7 @@ async function waitFor(
 }
 
 /** Why a second answer was not taken, naming what came first. */
-function alreadyAnswered(row: NotificationRow | null | undefined) {
+function alreadyAnswered(row: NotificationRecord | null | undefined) {
   const what = row?.response_action
     ? `answered "${row.response_action}" on device ${row.responded_by}`
     : `dismissed on device ${row?.acknowledged_by}`;

@@ -6,8 +6,8 @@
  */
 import { backlogPage } from "../db/queue/stream-backlog.ts";
 import type { DeviceRow } from "../db/repositories/devices.ts";
-import type { NotificationRow } from "../db/repositories/notifications.ts";
 import type { StreamFilter } from "../delivery/stream-hub.ts";
+import type { NotificationRecord } from "../domain/notification.ts";
 
 /** Ids remembered as sent; past this the memory starts again (only early overlap needs it). */
 const rememberSent = 10_000;
@@ -24,7 +24,7 @@ export class StreamInbox {
   readonly deviceId: string;
   /** Called when something arrives; the stream loop sets it while it waits. */
   wake: (() => void) | undefined;
-  #handed: NotificationRow[] = [];
+  #handed: NotificationRecord[] = [];
   readonly #committed: string[] = [];
   readonly #sent = new Set<string>();
   readonly #unmarked = new Set<string>();
@@ -35,7 +35,7 @@ export class StreamInbox {
     this.deviceId = deviceId;
   }
 
-  handed(row: NotificationRow): void {
+  handed(row: NotificationRecord): void {
     this.#handed.push(row);
     this.wake?.();
   }
@@ -70,7 +70,7 @@ export class StreamInbox {
   }
 
   /** Rows handed over in memory and not sent yet, now counted as sent. */
-  takeHanded(): NotificationRow[] {
+  takeHanded(): NotificationRecord[] {
     const rows = this.#handed.filter((r) => !this.#sent.has(r.id));
     this.#handed = [];
     for (const r of rows) {

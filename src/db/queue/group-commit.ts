@@ -16,12 +16,13 @@
  * database is down) is retried one publish at a time, so one bad row fails one request alone,
  * and a row lock held outside Herald holds the batch up for at most 100 ms.
  */
+import type { NotificationRecord } from "../../domain/notification.ts";
 import { isDatabaseUnavailable } from "../errors.ts";
 import type { Orm } from "../orm.ts";
+import { claimRecord, keyLock } from "./idempotency-claim.ts";
 import {
   type IdempotencyClaim,
   lookupClaim,
-  type NotificationRow,
   notificationColumns,
   type PublishResult,
   publish as publishAlone,
@@ -29,7 +30,7 @@ import {
 } from "./publish.ts";
 
 interface Pending {
-  n: NotificationRow;
+  n: NotificationRecord;
   claim?: IdempotencyClaim;
   resolve: (r: PublishResult) => void;
   reject: (err: unknown) => void;
@@ -59,22 +60,14 @@ const batchStatement = `
     select x.* from wait, json_to_recordset(?::json) as x(
       i int, ${recordsetColumns}, key text, fingerprint text, response text, ttl int)
   ), locked as materialized (
-    select x.*, x.key is null
-             or pg_try_advisory_xact_lock(hashtextextended(x.project_id::text || '/' || x.key, 0))
-             as got
+    select x.*, x.key is null or pg_try_advisory_xact_lock(${keyLock("x.project_id", "x.key")}) as got
       from input x order by x.i
-  ), claim as (
-    insert into idempotency_record as r
-      (project_id, key, fingerprint, notification_id, response, created_at, expires_at)
-    select l.project_id, l.key, decode(l.fingerprint, 'base64'), l.id, decode(l.response, 'base64'),
-           l.created_at, l.created_at + make_interval(secs => l.ttl)
-      from locked l where l.key is not null and l.got
-    on conflict (project_id, key) do update
-      set fingerprint = excluded.fingerprint, notification_id = excluded.notification_id,
-          response = excluded.response, created_at = excluded.created_at,
-          expires_at = excluded.expires_at
-      where r.expires_at <= now()
-    returning notification_id
+  ), claim as (${claimRecord(
+    `select l.project_id, l.key, decode(l.fingerprint, 'base64'), l.id,
+           decode(l.response, 'base64'), l.created_at, l.created_at + make_interval(secs => l.ttl)
+      from locked l where l.key is not null and l.got`,
+    "notification_id",
+  )}
   ), ins as (
     insert into notification (${notificationColumns})
     select ${notificationColumns
@@ -101,7 +94,7 @@ export class GroupCommitter {
   }
 
   /** Inserts the notification (and its claim) in the next commit; answers after it. */
-  publish(n: NotificationRow, claim?: IdempotencyClaim): Promise<PublishResult> {
+  publish(n: NotificationRecord, claim?: IdempotencyClaim): Promise<PublishResult> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ n, claim, resolve, reject });
       this.#dispatch();

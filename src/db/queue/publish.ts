@@ -4,47 +4,9 @@
  * that commit, and a crash at any point leaves both or neither. Raw SQL: the claim and the
  * insert are one `INSERT … ON CONFLICT` feeding an `INSERT … WHERE EXISTS`.
  */
-import type { StoredAction } from "../../domain/actions.ts";
+import type { NotificationRecord } from "../../domain/notification.ts";
 import type { Db, Orm } from "../orm.ts";
-
-/** A notification row as stored. */
-export interface NotificationRow {
-  id: string;
-  project_id: string;
-  topic: string;
-  title: string;
-  message: string;
-  priority: string;
-  click_url: string | null;
-  metadata: Record<string, unknown> | null;
-  ttl_seconds: number | null;
-  status: string;
-  created_at: Date;
-  expires_at: Date | null;
-  /** When a scheduled notification is to be fanned out (status `scheduled` until then). */
-  deliver_at: Date | null;
-  /** Acknowledgement asked for: repeats and escalation until a device acknowledges it. */
-  require_ack: boolean;
-  repeat_every_seconds: number | null;
-  escalate_after_seconds: number | null;
-  escalate_topic: string | null;
-  escalate_project_id: string | null;
-  next_repeat_at: Date | null;
-  escalate_at: Date | null;
-  /** Set later, by the repeats, the acknowledgement and the escalation. */
-  repeats?: number;
-  acknowledged_at?: Date | null;
-  acknowledged_by?: string | null;
-  escalated_at?: Date | null;
-  escalation_id?: string | null;
-  /** Buttons the person may answer with; null when none. */
-  actions: StoredAction[] | null;
-  /** The first answer, set later. */
-  responded_at?: Date | null;
-  responded_by?: string | null;
-  response_action?: string | null;
-  response_text?: string | null;
-}
+import { claimRecord, keyLock } from "./idempotency-claim.ts";
 
 export interface IdempotencyClaim {
   key: string;
@@ -100,13 +62,15 @@ export const recordsetColumns = written.map((c) => `${c} ${columnTypes[c]}`).joi
 /** What reads select: the written columns and those set later. */
 export const notificationSelect = `${notificationColumns}, repeats, acknowledged_at, acknowledged_by, escalated_at, escalation_id, responded_at, responded_by, response_action, response_text`;
 
-function values(n: NotificationRow): unknown[] {
+/** The record's values for the columns, in order: the row codec's one writer. */
+export function values(n: NotificationRecord): unknown[] {
   return written.map((c) =>
     c === "metadata" || c === "actions" ? (n[c] === null ? null : JSON.stringify(n[c])) : n[c],
   );
 }
 
-const insertPlain = `insert into notification (${notificationColumns}) values (${placeholders})`;
+/** Inserts one record, its values from `values`. */
+export const insertPlain = `insert into notification (${notificationColumns}) values (${placeholders})`;
 
 /*
  * Claims the key and inserts the notification in one statement. A concurrent request holding the
@@ -120,18 +84,12 @@ const insertIdempotent = `
   with wait as materialized (
     select set_config('lock_timeout', ?, true) as lock_timeout
   ), locked as materialized (
-    select pg_advisory_xact_lock(hashtextextended(?::text || '/' || ?, 0)) from wait
-  ), claim as (
-    insert into idempotency_record as r
-      (project_id, key, fingerprint, notification_id, response, created_at, expires_at)
-    select ?::uuid, ?, ?, ?::uuid, ?, ?::timestamptz, ?::timestamptz + make_interval(secs => ?)
-      from locked
-    on conflict (project_id, key) do update
-      set fingerprint = excluded.fingerprint, notification_id = excluded.notification_id,
-          response = excluded.response, created_at = excluded.created_at,
-          expires_at = excluded.expires_at
-      where r.expires_at <= now()
-    returning 1
+    select pg_advisory_xact_lock(${keyLock("?", "?")}) from wait
+  ), claim as (${claimRecord(
+    `select ?::uuid, ?, ?, ?::uuid, ?, ?::timestamptz, ?::timestamptz + make_interval(secs => ?)
+      from locked`,
+    "1",
+  )}
   )
   insert into notification (${notificationColumns})
   select ${placeholders}
@@ -148,7 +106,7 @@ function isLockTimeout(err: unknown): boolean {
 /** Inserts the notification; with a claim, only if the key is free (or its record expired). */
 export async function publish(
   orm: Orm,
-  n: NotificationRow,
+  n: NotificationRecord,
   claim?: IdempotencyClaim,
 ): Promise<PublishResult> {
   if (!claim) {
@@ -178,7 +136,7 @@ export async function publish(
  * The idempotent insert: one statement, one round trip, one commit, whose `lock_timeout` bounds
  * only its own wait for a concurrent holder of the key (never the pool's other statements).
  */
-async function claimAndInsert(orm: Orm, n: NotificationRow, claim: IdempotencyClaim) {
+async function claimAndInsert(orm: Orm, n: NotificationRecord, claim: IdempotencyClaim) {
   const res = await orm.em
     .getConnection()
     .execute<{ affectedRows: number }>(

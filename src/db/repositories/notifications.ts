@@ -4,6 +4,7 @@
  * the queue, and `metadata` is `json` text returned exactly as stored.
  */
 
+import type { NotificationRecord } from "../../domain/notification.ts";
 import { jsonIds } from "../json-ids.ts";
 import type { Orm } from "../orm.ts";
 import { enqueueDirect } from "../queue/enqueue-direct.ts";
@@ -11,17 +12,16 @@ import type { GroupCommitter } from "../queue/group-commit.ts";
 import {
   type IdempotencyClaim,
   lookupClaim,
-  type NotificationRow,
   notificationSelect,
   type PublishResult,
   publish,
 } from "../queue/publish.ts";
 
-export type { IdempotencyClaim, NotificationRow, PublishResult };
+export type { IdempotencyClaim, PublishResult };
 
 /** Raw rows carry timestamps as strings and json as text or objects: normalise them. */
-function toRow(r: Record<string, unknown>): NotificationRow {
-  const row = r as unknown as NotificationRow;
+function toRow(r: Record<string, unknown>): NotificationRecord {
+  const row = r as unknown as NotificationRecord;
   return {
     ...row,
     metadata: typeof r.metadata === "string" ? JSON.parse(r.metadata) : row.metadata,
@@ -49,13 +49,13 @@ export class NotificationRepository {
     return this.#orm.em.getConnection();
   }
 
-  publish(n: NotificationRow, claim?: IdempotencyClaim): Promise<PublishResult> {
+  publish(n: NotificationRecord, claim?: IdempotencyClaim): Promise<PublishResult> {
     return this.#committer ? this.#committer.publish(n, claim) : publish(this.#orm, n, claim);
   }
 
   /** A notification for one device only (a test), committed with its delivery. */
   enqueueDirect(
-    notification: { id: string; projectId: string; topic: string; title: string; message: string },
+    notification: NotificationRecord,
     device: { id: string; platform: string },
   ): Promise<void> {
     return enqueueDirect(this.#orm, notification, device);
@@ -75,7 +75,7 @@ export class NotificationRepository {
     return lookupClaim(this.#db, projectId, key, fingerprint);
   }
 
-  async get(projectId: string, id: string): Promise<NotificationRow | undefined> {
+  async get(projectId: string, id: string): Promise<NotificationRecord | undefined> {
     const rows = await this.#db.execute<Record<string, unknown>[]>(
       `select ${notificationSelect} from notification where project_id = ? and id = ?`,
       [projectId, id],
@@ -84,7 +84,7 @@ export class NotificationRepository {
   }
 
   /** A notification by id alone: for the device inbox, whose access is checked by delivery. */
-  async byId(id: string): Promise<NotificationRow | undefined> {
+  async byId(id: string): Promise<NotificationRecord | undefined> {
     const rows = await this.#db.execute<Record<string, unknown>[]>(
       `select ${notificationSelect} from notification where id = ?`,
       [id],
@@ -93,7 +93,7 @@ export class NotificationRepository {
   }
 
   /** Several notifications by id (device inbox), in id order. */
-  async byIds(ids: readonly string[]): Promise<NotificationRow[]> {
+  async byIds(ids: readonly string[]): Promise<NotificationRecord[]> {
     if (ids.length === 0) return [];
     const rows = await this.#db.execute<Record<string, unknown>[]>(
       `select ${notificationSelect} from notification where id in ${jsonIds} order by id`,
@@ -106,7 +106,7 @@ export class NotificationRepository {
   async list(
     projectId: string,
     opts: { topic?: string; beforeId?: string; limit: number },
-  ): Promise<NotificationRow[]> {
+  ): Promise<NotificationRecord[]> {
     const where = ["project_id = ?"];
     const params: unknown[] = [projectId];
     if (opts.topic) {

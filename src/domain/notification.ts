@@ -1,0 +1,99 @@
+/**
+ * The notification's one home: its record, and the defaults of a publish, filled in once for
+ * the row it becomes and for the idempotency fingerprint that recognises it again.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { NotifyRequest } from "../../gen/herald/v1/notify_service_pb.ts";
+import { ackSchedule, defaultRepeatSeconds } from "./acknowledgement.ts";
+import { type StoredAction, storedActions } from "./actions.ts";
+import { uuidv7 } from "./ids.ts";
+import { deliverAtOf } from "./schedule.ts";
+
+/**
+ * A notification: the one record of what it says and how it is delivered, as stored (one row
+ * of `notification`; the persistence wing's codec, db/queue/publish.ts, maps its columns).
+ */
+export interface NotificationRecord {
+  id: string;
+  project_id: string;
+  topic: string;
+  title: string;
+  message: string;
+  priority: string;
+  click_url: string | null;
+  metadata: Record<string, unknown> | null;
+  ttl_seconds: number | null;
+  status: string;
+  created_at: Date;
+  expires_at: Date | null;
+  /** When a scheduled notification is to be fanned out (status `scheduled` until then). */
+  deliver_at: Date | null;
+  /** Acknowledgement asked for: repeats and escalation until a device acknowledges it. */
+  require_ack: boolean;
+  repeat_every_seconds: number | null;
+  escalate_after_seconds: number | null;
+  escalate_topic: string | null;
+  escalate_project_id: string | null;
+  next_repeat_at: Date | null;
+  escalate_at: Date | null;
+  /** Set later, by the repeats, the acknowledgement and the escalation. */
+  repeats?: number;
+  acknowledged_at?: Date | null;
+  acknowledged_by?: string | null;
+  escalated_at?: Date | null;
+  escalation_id?: string | null;
+  /** Buttons the person may answer with; null when none. */
+  actions: StoredAction[] | null;
+  /** The first answer, set later. */
+  responded_at?: Date | null;
+  responded_by?: string | null;
+  response_action?: string | null;
+  response_text?: string | null;
+}
+
+/** What a notification says, defaults filled in: topic `default`, priority `normal`. */
+export function contentOf(req: NotifyRequest) {
+  return {
+    topic: req.topic || "default",
+    title: req.title,
+    message: req.message,
+    priority: req.priority || "normal",
+    click_url: req.clickUrl ?? null,
+    metadata: (req.metadata ?? null) as JsonObject | null,
+    ttl_seconds: req.ttlSeconds ?? null,
+  };
+}
+
+/**
+ * The record a publish inserts: every default filled in once (topic, priority, the ttl's
+ * expiry, the acknowledgement's repeats and escalation, the stored actions), `queued` for the
+ * fan-out or `scheduled`.
+ */
+export function recordOf(
+  req: NotifyRequest,
+  projectId: string,
+  now: Date,
+  ack: { escalateProjectId: string | null; scale: number },
+): NotificationRecord {
+  const deliverAt = deliverAtOf(req, now);
+  // A ttl counts from the delivery time, and so do repeats and the escalation.
+  const from = (deliverAt ?? now).getTime();
+  const { nextRepeatAt, escalateAt } = ackSchedule(req, new Date(from), ack.scale);
+  return {
+    id: uuidv7(now.getTime()),
+    project_id: projectId,
+    ...contentOf(req),
+    status: deliverAt ? "scheduled" : "queued",
+    created_at: now,
+    expires_at: req.ttlSeconds === undefined ? null : new Date(from + req.ttlSeconds * 1000),
+    deliver_at: deliverAt,
+    require_ack: req.requireAck,
+    repeat_every_seconds: req.requireAck ? (req.repeatEverySeconds ?? defaultRepeatSeconds) : null,
+    escalate_after_seconds: req.escalateAfterSeconds ?? null,
+    escalate_topic: req.escalateAfterSeconds === undefined ? null : req.escalateToTopic || null,
+    escalate_project_id: ack.escalateProjectId,
+    next_repeat_at: nextRepeatAt,
+    escalate_at: escalateAt,
+    actions: storedActions(req.actions),
+  };
+}
