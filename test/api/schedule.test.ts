@@ -170,6 +170,14 @@ describe("cancel", () => {
     await s.stop();
   });
 
+  /** A promise the fake APNs holds its answer on, and the call that lets it go. */
+  function heldAnswer() {
+    let answer = () => {};
+    const held = new Promise<void>((r) => {
+      answer = r;
+    });
+    return { held, answer };
+  }
   async function retryingDevice(label: "retrying" | "onwire" | "orphan" | "taken") {
     const account = await newAccount(server, `${label}-${Date.now()}@example.com`);
     const token = `${Date.now().toString(16)}`.padStart(
@@ -214,10 +222,7 @@ describe("cancel", () => {
 
   it("lets a copy on the wire finish, and never tries it again", async () => {
     const { account, token, deviceId } = await retryingDevice("onwire");
-    let answer = () => {};
-    const held = new Promise<void>((r) => {
-      answer = r;
-    });
+    const { held, answer } = heldAnswer();
     apns.script(token, [{ status: 500, reason: "InternalServerError", after: held }]);
     const res = await notify(server, { title: "on the wire" }, auth(account.token));
     const id = res.json.id as string;
@@ -239,10 +244,7 @@ describe("cancel", () => {
 
   it("a canceled copy whose worker died on the wire is not sent again by the next claim", async () => {
     const { account, token } = await retryingDevice("orphan");
-    let answer = () => {};
-    const held = new Promise<void>((r) => {
-      answer = r;
-    });
+    const { held, answer } = heldAnswer();
     apns.script(token, [{ status: 500, reason: "InternalServerError", after: held }]);
     const id = (await notify(server, { title: "orphan" }, auth(account.token))).json.id as string;
     await waitFor(() => apns.received.some((r) => r.payload.id === id));
@@ -265,10 +267,7 @@ describe("cancel", () => {
 
   it("a copy on the wire that its provider takes is reported sent, not canceled", async () => {
     const { account, token } = await retryingDevice("taken");
-    let answer = () => {};
-    const held = new Promise<void>((r) => {
-      answer = r;
-    });
+    const { held, answer } = heldAnswer();
     apns.script(token, [{ status: 200, after: held }]);
     const res = await notify(server, { title: "taken" }, auth(account.token));
     const id = res.json.id as string;
