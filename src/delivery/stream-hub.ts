@@ -12,11 +12,13 @@
  */
 import pg from "pg";
 import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
-import { announceChunk, deliveryChannel, feedChannel } from "../db/queue/fan-out.ts";
+import { announceChunk, deliveryChannel } from "../db/queue/fan-out.ts";
+import { feedChannel } from "../db/queue/feed-news.ts";
 import type { Log } from "../domain/log.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { namesProjects, topicAdmits } from "../domain/topic-filter.ts";
-import { FeedWatchers } from "./feed-watchers.ts";
+import { waitForNews } from "./wait-for-news.ts";
+import { Wakers } from "./wakers.ts";
 
 /** The channel that tells every process a device's filter or sign-in changed. */
 const deviceChannel = "herald_device";
@@ -59,14 +61,14 @@ export class StreamHub {
   readonly #subscribers = new Map<string, Set<StreamSubscriber>>();
   readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
   /** Publishers waiting for an answer, by notification id. */
-  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #waiters = new Wakers();
   #client: pg.Client | undefined;
   #closed = false;
   #reconnecting = false;
   #sweep: NodeJS.Timeout | undefined;
   readonly #ending = new AbortController();
-  /** Consoles' live feeds, woken by the fan-out's and the inbox's news. */
-  readonly feed = new FeedWatchers();
+  /** Consoles' live feeds, by project id: woken by the news of the statements that change them. */
+  readonly feed = new Wakers();
 
   constructor(url: string, queue: DeliveryQueue, log: Log) {
     this.#url = url;
@@ -89,7 +91,8 @@ export class StreamHub {
     client.on("notification", (msg) => {
       if (msg.channel === deviceChannel) void this.#reload(msg.payload);
       else if (msg.channel === inboxChannel) void this.#inbox(msg.payload);
-      else if (msg.channel === feedChannel) this.feed.changed(msg.payload);
+      else if (msg.channel === feedChannel && msg.payload)
+        this.feed.wake(msg.payload === "*" ? "*" : msg.payload.split(","));
       else void this.#dispatch(msg.payload);
     });
     client.on("error", (err) => {
@@ -215,28 +218,17 @@ export class StreamHub {
    * Resolves when news of the notification comes (from any process: an answer or an
    * acknowledgement), after `ms`, or when `signal` aborts, whichever is first.
    */
-  awaitNews(id: string, ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const set = this.#waiters.get(id) ?? new Set<() => void>();
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        set.delete(done);
-        if (set.size === 0 && this.#waiters.get(id) === set) this.#waiters.delete(id);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener("abort", done, { once: true });
-      set.add(done);
-      this.#waiters.set(id, set);
-    });
+  async awaitNews(id: string, ms: number, signal: AbortSignal): Promise<void> {
+    const news = waitForNews(ms, signal);
+    const unwatch = this.#waiters.watch(id, news.wake);
+    await news.timedOut;
+    unwatch();
   }
 
   async #inbox(payload: string | undefined): Promise<void> {
     if (!payload) return;
     const news = JSON.parse(payload) as InboxNews;
-    if (news.kind === "cleared") for (const wake of [...(this.#waiters.get(news.id) ?? [])]) wake();
-    this.feed.changed("*");
+    if (news.kind === "cleared") this.#waiters.wake([news.id]);
     if (this.#subscribers.size === 0) return;
     const ids = news.kind === "repeat" ? news.ids : [news.id];
     await this.#handEach(

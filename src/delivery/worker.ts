@@ -135,7 +135,8 @@ export class DeliveryWorker {
   async #tick(): Promise<boolean> {
     const t0 = performance.now();
     // The periodic jobs first: what they release is fanned out in this same round.
-    const jobsMs = await this.#clock.runDue();
+    await this.#clock.runDue();
+    const tJobs = performance.now();
     const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
@@ -170,8 +171,8 @@ export class DeliveryWorker {
           fanned_out: fanned.length,
           claimed: due.length,
           in_flight: this.#inFlight.size,
-          jobs_ms: Math.round(jobsMs),
-          fan_out_ms: ms(t0, t1) - Math.round(jobsMs),
+          jobs_ms: ms(t0, tJobs),
+          fan_out_ms: ms(tJobs, t1),
           claim_ms: ms(t1, t3),
           start_sends_ms: ms(t3, t4),
         },

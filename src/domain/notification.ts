@@ -2,7 +2,6 @@
  * The notification's one home: its record, and the defaults of a publish, filled in once for
  * the row it becomes and for the idempotency fingerprint that recognises it again.
  */
-import type { JsonObject } from "@bufbuild/protobuf";
 import type { NotifyRequest } from "../../gen/herald/v1/notify_service_pb.ts";
 import { ackSchedule, defaultRepeatSeconds } from "./acknowledgement.ts";
 import { type StoredAction, storedActions } from "./actions.ts";
@@ -59,7 +58,7 @@ export function contentOf(req: NotifyRequest) {
     message: req.message,
     priority: req.priority || "normal",
     click_url: req.clickUrl ?? null,
-    metadata: (req.metadata ?? null) as JsonObject | null,
+    metadata: req.metadata ?? null,
     ttl_seconds: req.ttlSeconds ?? null,
   };
 }

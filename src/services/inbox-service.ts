@@ -18,6 +18,7 @@ import type { NotificationRepository } from "../db/repositories/notifications.ts
 import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
 import type { ProjectRepository } from "../db/repositories/projects.ts";
 import type { StreamHub } from "../delivery/stream-hub.ts";
+import { waitForNews } from "../delivery/wait-for-news.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";
@@ -25,7 +26,6 @@ import { notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
 import { Backlog, filterOf, StreamInbox } from "./stream-inbox.ts";
-import { waitForNews } from "./wait-for-news.ts";
 
 export interface InboxDeps {
   deliveries: DeliveryRepository;

@@ -12,7 +12,7 @@ import type {
   WatchNotificationsResponseSchema,
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { OpenCall } from "../db/repositories/open-calls.ts";
-import { waitForNews } from "./wait-for-news.ts";
+import { waitForNews } from "../delivery/wait-for-news.ts";
 
 type Page = MessageInitShape<typeof WatchNotificationsResponseSchema>;
 

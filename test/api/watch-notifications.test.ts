@@ -1,7 +1,7 @@
 /**
  * NotifyService.WatchNotifications, the console's live feed (issue 22, item 10): the project's
  * newest notifications at once, then again as soon as one is published on another serving
- * process (news from the fan-out, not a poll), answered or withdrawn; only the caller's
+ * process (news from the fan-out, not a poll), or withdrawn there; only the caller's
  * project; and the watch counts as a long poll of the account.
  */
 import { createClient } from "@connectrpc/connect";
@@ -83,6 +83,31 @@ describe("WatchNotifications", () => {
     await notify(server, { title: "after", topic: "feed" });
     await waitFor(() => w.latest()[0] === "after");
     expect(w.pages.flatMap((p) => p.notifications.map((n) => n.title))).not.toContain("elsewhere");
+    await w.stop();
+  });
+
+  it("sends the page again when a question is withdrawn on another process, from its news", async () => {
+    const res = await notify(server, {
+      title: "deploy?",
+      topic: "asks",
+      actions: [{ id: "yes", label: "Deploy" }],
+    });
+    const id = res.json.id as string;
+    const w = watch(server.apiKey, "asks");
+    const statusOf = () => w.pages.at(-1)?.notifications.find((n) => n.id === id)?.status;
+    await waitFor(() => statusOf() !== undefined);
+    const withdrawn = Date.now();
+    const cancel = await fetch(`${peer.url}/v1/notifications/${id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    expect(cancel.status).toBe(200);
+    await waitFor(() => statusOf() === "canceled");
+    const page = w.pages.find((p) =>
+      p.notifications.some((n) => n.id === id && n.status === "canceled"),
+    );
+    // Well inside the 5 s refresh: the cancel's statement announced the project.
+    expect((page?.at ?? Infinity) - withdrawn).toBeLessThan(2_000);
     await w.stop();
   });
 

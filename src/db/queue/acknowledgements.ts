@@ -5,6 +5,7 @@
  * never act twice on one notification.
  */
 import type { Db } from "../orm.ts";
+import { feedNewsOf } from "./feed-news.ts";
 
 /**
  * Sends again the notifications whose repeat is due and that nobody acknowledged: their push
@@ -26,15 +27,15 @@ export async function repeatDue(db: Db, limit: number, scale: number): Promise<s
                      > now() + make_interval(secs => n.repeat_every_seconds * ?::float8)
                 then now() + make_interval(secs => n.repeat_every_seconds * ?::float8) end
          from due where n.id = due.id
-       returning n.id
-     ), again as (
+       returning n.id, n.project_id
+     ), ${feedNewsOf("bumped")}, again as (
        update delivery d set state = 'pending', next_attempt_at = now(), locked_until = null,
               updated_at = now()
          from bumped
         where d.notification_id = bumped.id and d.platform <> 'stream'
           and d.state in ('sent', 'delivered', 'opened')
      )
-     select id from bumped`,
+     select id, (select count(*) from fed) as fed from bumped`,
     [limit, scale, scale],
   );
   return rows.map((r) => r.id);
@@ -102,9 +103,9 @@ export async function acknowledge(db: Db, id: string, deviceId: string): Promise
               next_repeat_at = null, escalate_at = null
         where id = ? and (require_ack or actions is not null) and acknowledged_at is null
           and status <> 'canceled'
-       returning id
-     ), ${clearsOf("acked")}
-     select 1 from acked`,
+       returning id, project_id
+     ), ${clearsOf("acked")}, ${feedNewsOf("acked")}
+     select (select count(*) from fed) as fed from acked`,
     [deviceId, id, deviceId],
   );
   return rows.length === 1;

@@ -5,6 +5,7 @@
  */
 import type { StoredAction } from "../../domain/actions.ts";
 import type { Db } from "../orm.ts";
+import { canceledByPublisher } from "./settle.ts";
 
 /** A leased push delivery with what its sender needs: the notification and the sealed token. */
 export interface DueDelivery {
@@ -62,7 +63,7 @@ export async function claimDue(
         order by d.next_attempt_at limit ? for update of d skip locked
      ), withdrawn as (
        -- canceled while on the wire with a worker that died: not tried again
-       update delivery d set state = 'canceled', last_error = 'canceled by the publisher',
+       update delivery d set state = 'canceled', last_error = '${canceledByPublisher}',
               locked_until = null, cancel_requested = false, updated_at = now()
          from due where due.cancel_requested
           and d.notification_id = due.notification_id and d.device_id = due.device_id

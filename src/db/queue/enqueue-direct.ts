@@ -4,7 +4,7 @@
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
 import type { Orm } from "../orm.ts";
-import { insertPlain, values } from "./publish.ts";
+import { insertNotification, notificationValues } from "./publish.ts";
 
 export async function enqueueDirect(
   orm: Orm,
@@ -13,7 +13,10 @@ export async function enqueueDirect(
 ): Promise<void> {
   await orm.em.fork().transactional(async (em) => {
     // Already `delivering`: its one delivery is written here, the fan-out has nothing to do.
-    await em.execute(insertPlain, values({ ...notification, status: "delivering" }));
+    await em.execute(
+      insertNotification,
+      notificationValues({ ...notification, status: "delivering" }),
+    );
     await em.execute(
       "insert into delivery (notification_id, device_id, platform) values (?, ?, ?)",
       [notification.id, device.id, device.platform],

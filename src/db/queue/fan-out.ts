@@ -4,11 +4,10 @@
  * in one round trip), which no entity API expresses.
  */
 import type { Db } from "../orm.ts";
+import { feedNewsOf } from "./feed-news.ts";
 
 /** The channel every process LISTENs on for notifications that reached stream devices. */
 export const deliveryChannel = "herald_delivery";
-/** The channel that tells consoles' live feeds which projects have new notifications. */
-export const feedChannel = "herald_feed";
 /** 150 ids × 40 bytes of JSON stays well under PostgreSQL's 8000-byte NOTIFY payload limit. */
 export const announceChunk = 150;
 
@@ -58,16 +57,12 @@ export async function fanOut(db: Db, limit: number): Promise<{ ids: string[]; pu
          from (select notification_id, (row_number() over (order by notification_id) - 1) / ? as chunk
                  from (select distinct notification_id from ins where platform = 'stream') x) s
         group by s.chunk
-     ), fed as materialized (
-       select pg_notify(?, case when count(distinct c.project_id) > ${announceChunk} then '*'
-                                else string_agg(distinct c.project_id::text, ',') end)
-         from claimed c having count(*) > 0
-     )
+     ), ${feedNewsOf("claimed")}
      select upd.id, (select count(*) from ins where ins.platform <> 'stream') as pushes,
             (select count(*) from announced) as announcements,
             (select count(*) from fed) as fed
        from upd`,
-    [limit, deliveryChannel, announceChunk, feedChannel],
+    [limit, deliveryChannel, announceChunk],
   );
   return { ids: rows.map((r) => r.id), pushes: Number(rows[0]?.pushes ?? 0) };
 }

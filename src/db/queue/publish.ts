@@ -63,14 +63,14 @@ export const recordsetColumns = written.map((c) => `${c} ${columnTypes[c]}`).joi
 export const notificationSelect = `${notificationColumns}, repeats, acknowledged_at, acknowledged_by, escalated_at, escalation_id, responded_at, responded_by, response_action, response_text`;
 
 /** The record's values for the columns, in order: the row codec's one writer. */
-export function values(n: NotificationRecord): unknown[] {
+export function notificationValues(n: NotificationRecord): unknown[] {
   return written.map((c) =>
     c === "metadata" || c === "actions" ? (n[c] === null ? null : JSON.stringify(n[c])) : n[c],
   );
 }
 
-/** Inserts one record, its values from `values`. */
-export const insertPlain = `insert into notification (${notificationColumns}) values (${placeholders})`;
+/** Inserts one record, its values from `notificationValues`. */
+export const insertNotification = `insert into notification (${notificationColumns}) values (${placeholders})`;
 
 /*
  * Claims the key and inserts the notification in one statement. A concurrent request holding the
@@ -110,7 +110,7 @@ export async function publish(
   claim?: IdempotencyClaim,
 ): Promise<PublishResult> {
   if (!claim) {
-    await orm.em.getConnection().execute(insertPlain, values(n), "run");
+    await orm.em.getConnection().execute(insertNotification, notificationValues(n), "run");
     return { kind: "created" };
   }
   // Two rounds at most: the record we collided with can expire and be purged in between.
@@ -153,7 +153,7 @@ async function claimAndInsert(orm: Orm, n: NotificationRecord, claim: Idempotenc
         n.created_at,
         n.created_at,
         claim.ttlSeconds,
-        ...values(n),
+        ...notificationValues(n),
       ],
       "run",
     );

@@ -5,6 +5,8 @@
  */
 import type { Db } from "../orm.ts";
 import { clearsOf } from "./acknowledgements.ts";
+import { feedNewsOf } from "./feed-news.ts";
+import { canceledByPublisher } from "./settle.ts";
 
 /**
  * Releases scheduled notifications whose time has come: they become `queued`, and the same
@@ -67,9 +69,9 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
         where notification.id = n.id and n.status not in ('scheduled', 'canceled', 'expired')
           and notification.actions is not null and notification.responded_at is null
           and notification.acknowledged_at is null
-       returning notification.id
-     ), ${clearsOf("closed")}, dels as (
-       update delivery d set state = 'canceled', last_error = 'canceled by the publisher',
+       returning notification.id, notification.project_id
+     ), ${clearsOf("closed")}, ${feedNewsOf("closed")}, dels as (
+       update delivery d set state = 'canceled', last_error = '${canceledByPublisher}',
               updated_at = now()
          from n
         where d.notification_id = n.id and d.state = 'pending' and d.platform <> 'stream'
@@ -83,6 +85,7 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
        returning 1
      )
      select n.status, (select count(*) from closed)::int as closed,
+            (select count(*) from fed)::int as fed,
             (select count(*) from flagged)::int as flagged,
             (select count(*) from whole)::int + (select count(*) from dels)::int as canceled,
             (select count(*) from delivery d where d.notification_id = n.id

@@ -9,6 +9,9 @@ export type Outcome =
   | { state: "failed" | "expired"; error: string }
   | { state: "pending"; error: string; nextAttemptAt: Date };
 
+/** A copy's `last_error` when its publisher canceled it (the cancel, the settle, the claim). */
+export const canceledByPublisher = "canceled by the publisher";
+
 export interface DeliveryKey {
   notification_id: string;
   device_id: string;
@@ -34,7 +37,7 @@ export async function settle(
     `update delivery d set locked_until = null, updated_at = now(), cancel_requested = false,
             state = case when o.s = 'pending' and d.cancel_requested then 'canceled' else o.s end,
             last_error = case when o.s = 'pending' and d.cancel_requested
-                              then 'canceled by the publisher' else o.e end,
+                              then '${canceledByPublisher}' else o.e end,
             next_attempt_at = coalesce(o.t, d.next_attempt_at),
             sent_at = case when o.s = 'sent' then now() else d.sent_at end
        from json_to_recordset(?::json) as o(n uuid, d uuid, s text, e text, t timestamptz)
