@@ -11,6 +11,7 @@
 import type { Config } from "./config.ts";
 import type { EmbeddedDatabase } from "./db/embedded.ts";
 import { openDatabase } from "./db/orm.ts";
+import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
 import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
 import { startEmbedded } from "./ops/embedded.ts";
@@ -76,6 +77,7 @@ export async function runPrimary(config: Config): Promise<void> {
       },
     });
     pool.start();
+    releaseStartupMemory();
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     if (config.logLevel === "debug" && err instanceof Error) log.debug({ err }, "start failed");

@@ -10,6 +10,7 @@ import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { type Orm, openDatabase } from "./db/orm.ts";
 import { createSenders } from "./delivery/senders/index.ts";
+import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 import type { ServingMessage } from "./supervisor/pool.ts";
@@ -57,6 +58,7 @@ export function serve(config: Config): void {
     await app.listen({ host: config.host, port: config.port, ...listenOptions });
     const serving: ServingMessage = { herald: "serving" };
     process.send?.(serving);
+    releaseStartupMemory();
   }
 
   start().catch((err: unknown) => {
