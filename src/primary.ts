@@ -66,14 +66,8 @@ export async function runPrimary(config: Config): Promise<void> {
       heapMb: config.processHeapMb,
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
       onAllServing: () => {
-        const base = baseUrlOf(config, port);
         log.info({ processes: config.processes, port }, "serving");
-        stopping.say(
-          boot
-            ? firstRunMessage(boot, base, config)
-            : `${config.owner.password ? ownerPasswordIgnored(config.bootstrap) : ""}` +
-                `Herald is running (${config.processes} serving ${config.processes === 1 ? "process" : "processes"}): the console is at ${base}/ (Ctrl-C stops it)\n`,
-        );
+        stopping.say(readyMessage(config, boot, baseUrlOf(config, port)));
       },
     });
     pool.start();
@@ -83,4 +77,18 @@ export async function runPrimary(config: Config): Promise<void> {
     if (config.logLevel === "debug" && err instanceof Error) log.debug({ err }, "start failed");
     await stopping.stop(`herald failed to start: ${detail.split("\n")[0]}`, 1);
   }
+}
+
+/** What a person reads once every serving process serves. */
+function readyMessage(
+  config: Config,
+  boot: Awaited<ReturnType<typeof bootstrapIfEmpty>>,
+  base: string,
+): string {
+  if (boot) return firstRunMessage(boot, base, config);
+  const processes = `${config.processes} serving ${config.processes === 1 ? "process" : "processes"}`;
+  return (
+    `${config.owner.password ? ownerPasswordIgnored(config.bootstrap) : ""}` +
+    `Herald is running (${processes}): the console is at ${base}/ (Ctrl-C stops it)\n`
+  );
 }
