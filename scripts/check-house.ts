@@ -2,7 +2,8 @@
  * The house rules (docs/decisions.md, "Layout"), checked over src/ by `npm run lint` and so by
  * CI:
  * 1. transport stays in src/server/: nothing under services/, domain/, db/, delivery/, ops/,
- *    observability/ or sdk/ imports it; domain/ is pure (imports no other layer); db/ imports no use case;
+ *    observability/ or sdk/ imports it; domain/ is pure (imports no other layer); db/ imports no use case,
+ *    and the rest enters db/ through its front door, db/index.ts;
  * 2. src/config.ts alone reads the server's environment (the CLI and the SDK, client programs
  *    with their own documented variables, read theirs at their entry points);
  * 3. no file over 300 lines, no function over 60 of its own (nested functions count on their
@@ -89,6 +90,8 @@ for (const file of files(src)) {
     const targetLayer = target.includes("/") ? target.split("/")[0] : "";
     if (targetLayer && forbidden[layer]?.includes(targetLayer))
       breaches.push(`${rel}: imports ${target} (${layer}/ must not import ${targetLayer}/)`);
+    if (targetLayer === "db" && layer !== "db" && target !== "db/index.ts")
+      breaches.push(`${rel}: imports ${target} (the persistence wing's door is db/index.ts)`);
   }
   if (/process\.env\b/.test(text) && !envReaders.has(rel))
     breaches.push(`${rel}: reads process.env (configuration is read in src/config.ts)`);

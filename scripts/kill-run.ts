@@ -17,7 +17,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import pg from "pg";
 import { DeviceService } from "../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../gen/herald/v1/inbox_service_pb.ts";
-import { freePort } from "../src/db/embedded.ts";
+import { freePort } from "../src/db/embedded/server.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const kills = Number(process.argv[2] ?? 60);

@@ -12,17 +12,19 @@ import Fastify, {
 } from "fastify";
 import { Health } from "../gen/grpc/health/v1/health_pb.ts";
 import type { Config } from "./config.ts";
-import type { Orm } from "./db/orm.ts";
-import { createDeliveryQueue, type DeliveryQueue } from "./db/queue/delivery-queue.ts";
-import { createRepositories, type Repositories } from "./db/repositories/index.ts";
+import type { Orm } from "./db/index.ts";
 import {
+  createDeliveryQueue,
+  createRepositories,
+  type DeliveryQueue,
+  type Repositories,
   SharedBuckets,
   SharedRateLimiter,
   sharedFailureCounter,
-} from "./db/repositories/rate-limits.ts";
+} from "./db/index.ts";
 import { RetentionTimer } from "./delivery/retention-timer.ts";
 import type { Sender } from "./delivery/senders/sender.ts";
-import { StreamHub } from "./delivery/stream-hub.ts";
+import { StreamHub } from "./delivery/streams/hub.ts";
 import { WebhookWorker } from "./delivery/webhook-worker.ts";
 import { DeliveryWorker } from "./delivery/worker.ts";
 import { FailedAuthThrottle } from "./domain/failed-auth.ts";

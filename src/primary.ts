@@ -9,12 +9,11 @@
  * processes, then stops PostgreSQL last, then says so in one line.
  */
 import type { Config } from "./config.ts";
-import type { EmbeddedDatabase } from "./db/embedded.ts";
-import { openDatabase } from "./db/orm.ts";
+import type { EmbeddedDatabase } from "./db/index.ts";
+import { openDatabase, startEmbedded } from "./db/index.ts";
 import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
 import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
-import { startEmbedded } from "./ops/embedded.ts";
 import { firstRunMessage, ownerPasswordIgnored, platformStatus } from "./ops/first-run.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 import { baseUrlOf } from "./ops/urls.ts";

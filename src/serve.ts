@@ -8,7 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
-import { type Orm, openDatabase } from "./db/orm.ts";
+import { type Orm, openDatabase } from "./db/index.ts";
 import { createSenders } from "./delivery/senders/index.ts";
 import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";

@@ -36,7 +36,7 @@ import webpush from "web-push";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { NotifyRequestSchema, NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
-import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
 import { uuidv7 } from "../../src/domain/ids.ts";

@@ -7,7 +7,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { createDatabaseIfMissing, freePort } from "../../src/db/embedded.ts";
+import { createDatabaseIfMissing, freePort } from "../../src/db/embedded/server.ts";
 
 export interface ProcessesResult {
   processes: number;

@@ -6,7 +6,7 @@
  * app removes the shown notification. Best effort: a clear that fails is logged, not retried
  * (docs/delivery.md, "Acknowledge and escalate").
  */
-import type { DueClear } from "../db/queue/acknowledgements.ts";
+import type { DueClear } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import type { Sender } from "./senders/sender.ts";

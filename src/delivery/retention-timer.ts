@@ -2,7 +2,7 @@
  * Retention runs where the worker runs: shortly after start, then every hour. One purge at a
  * time per process; several processes may purge at once (the repository skips locked rows).
  */
-import type { RetentionRepository } from "../db/repositories/retention.ts";
+import type { RetentionRepository } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
 
 /** The first purge waits for start-up to settle; then one an hour. */

@@ -11,13 +11,8 @@
  * receivers hold only its own share of the senders.
  */
 
-import type { Db } from "../db/orm.ts";
-import {
-  claimDueWebhooks,
-  type DueWebhook,
-  settleWebhook,
-  type WebhookCaps,
-} from "../db/queue/webhook-outbox.ts";
+import type { Db } from "../db/index.ts";
+import { claimDueWebhooks, type DueWebhook, settleWebhook, type WebhookCaps } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { postWebhook } from "./webhook-sender.ts";

@@ -11,10 +11,7 @@
  * claims no more until one finishes.
  */
 import type { WorkerClock } from "../config.ts";
-import type { DueDelivery } from "../db/queue/claim-due.ts";
-import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
-import type { Outcome } from "../db/queue/settle.ts";
-import type { DeviceRepository } from "../db/repositories/devices.ts";
+import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";

@@ -3,7 +3,7 @@
  * from anywhere, and, with every other failed authentication, per client address (failed-auth.ts).
  * Only failures spend tokens: a correct password is never refused while tokens remain. The
  * account buckets are this process's own by default; the server gives shared ones (PostgreSQL,
- * db/repositories/rate-limits.ts) so that the limits hold however many processes serve.
+ * db/policies/rate-limits.ts) so that the limits hold however many processes serve.
  */
 import type { FailedAuthThrottle } from "./failed-auth.ts";
 import { type TakeResult, TokenBucketLimiter } from "./token-bucket.ts";

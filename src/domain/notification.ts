@@ -10,7 +10,7 @@ import { deliverAtOf } from "./schedule.ts";
 
 /**
  * A notification: the one record of what it says and how it is delivered, as stored (one row
- * of `notification`; the persistence wing's codec, db/queue/publish.ts, maps its columns).
+ * of `notification`; the persistence wing's codec, db/notifications/publish.ts, maps its columns).
  */
 export interface NotificationRecord {
   id: string;

@@ -12,7 +12,7 @@ import {
   type Registry as PromRegistry,
   Registry,
 } from "prom-client";
-import type { QueueStats } from "../db/queue/stats.ts";
+import type { QueueStats } from "../db/index.ts";
 
 export interface MetricSources {
   queue: () => Promise<QueueStats>;

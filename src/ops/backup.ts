@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
-import { dumpTables } from "../db/backup.ts";
+import { dumpTables } from "../db/index.ts";
 import { writeArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
 import { backupFormat, keyFiles } from "./restore-plan.ts";

@@ -5,10 +5,8 @@
  * transaction-scoped advisory lock, held while they write and commit, makes simultaneous first
  * starts bootstrap once.
  */
-import type { Orm } from "../db/orm.ts";
-import { AccountRepository } from "../db/repositories/accounts.ts";
-import { ApiKeyRepository } from "../db/repositories/api-keys.ts";
-import { SetupLinkRepository } from "../db/repositories/setup-links.ts";
+import type { Orm } from "../db/index.ts";
+import { AccountRepository, ApiKeyRepository, SetupLinkRepository } from "../db/index.ts";
 import { hashPassword } from "../domain/passwords.ts";
 
 const bootstrapLock = 0x6865_7261; // "hera"

@@ -8,9 +8,10 @@ import type { Config } from "../config.ts";
 import {
   attachEmbeddedPostgres,
   type EmbeddedDatabase,
+  type Orm,
+  openDatabase,
   startEmbeddedPostgres,
-} from "../db/embedded.ts";
-import { type Orm, openDatabase } from "../db/orm.ts";
+} from "../db/index.ts";
 
 /** The database's URL for the command, and how to let go of it afterwards. */
 export async function commandDatabase(

@@ -4,8 +4,7 @@
  * HERALD_OWNER_EMAIL's account, or the first account of the server.
  */
 import { loadConfig } from "../config.ts";
-import { AccountRepository } from "../db/repositories/accounts.ts";
-import { SetupLinkRepository } from "../db/repositories/setup-links.ts";
+import { AccountRepository, SetupLinkRepository } from "../db/index.ts";
 import { withDatabase } from "./database.ts";
 import { baseUrlOf, setupUrl } from "./urls.ts";
 

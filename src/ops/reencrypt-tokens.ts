@@ -4,7 +4,7 @@
  * server runs: each row is rewritten only if it is still under the key it was read with.
  */
 import { loadConfig } from "../config.ts";
-import { DeviceRepository } from "../db/repositories/devices.ts";
+import { DeviceRepository } from "../db/index.ts";
 import { withDatabase } from "./database.ts";
 import { loadPushTokenKeys } from "./push-token-keys.ts";
 

@@ -1,8 +1,8 @@
 /** What a backup archive holds and what a restore checks before it writes anything. */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { DumpManifest } from "../db/backup.ts";
-import { migrations } from "../db/migrations/index.ts";
+import type { DumpManifest } from "../db/index.ts";
+import { migrations } from "../db/index.ts";
 
 /** The archive layout's version: a restore refuses one it does not know. */
 export const backupFormat = 1;

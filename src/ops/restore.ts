@@ -9,8 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
-import { hasAccounts, loadTables } from "../db/backup.ts";
-import { openDatabase } from "../db/orm.ts";
+import { hasAccounts, loadTables, openDatabase } from "../db/index.ts";
 import { extractArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
 import { type BackupManifest, refusal } from "./restore-plan.ts";

@@ -9,8 +9,7 @@ import type {
   DeleteAccountResponse,
 } from "../../gen/herald/v1/account_service_pb.ts";
 import type { Config } from "../config.ts";
-import type { AccountRepository } from "../db/repositories/accounts.ts";
-import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
+import type { AccountRepository, CredentialVerifier } from "../db/index.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { heraldError } from "../errors.ts";
 import { confirmPassword } from "./password-auth.ts";

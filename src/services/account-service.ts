@@ -3,12 +3,14 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
 import type { Config } from "../config.ts";
-import type { AccountRepository } from "../db/repositories/accounts.ts";
-import type { CliTokenRepository } from "../db/repositories/cli-tokens.ts";
-import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
-import type { SetupLinkRepository } from "../db/repositories/setup-links.ts";
-import type { UsageRepository } from "../db/repositories/usage.ts";
+import type {
+  AccountRepository,
+  CliTokenRepository,
+  CredentialVerifier,
+  ProjectRepository,
+  SetupLinkRepository,
+  UsageRepository,
+} from "../db/index.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { monthOf } from "../domain/month.ts";
 import { hashPassword } from "../domain/passwords.ts";

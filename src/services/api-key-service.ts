@@ -2,9 +2,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
-import type { ApiKeyRepository } from "../db/repositories/api-keys.ts";
-import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { ApiKeyRepository, CredentialVerifier, ProjectRepository } from "../db/index.ts";
 import { heraldError } from "../errors.ts";
 import { apiKeyToProto } from "./mappers.ts";
 import { principalOf } from "./scope.ts";

@@ -5,10 +5,12 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
 import type { Config } from "../config.ts";
-import type { AccountRepository } from "../db/repositories/accounts.ts";
-import type { CliTokenRepository } from "../db/repositories/cli-tokens.ts";
-import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
-import type { DeviceLoginRepository } from "../db/repositories/device-logins.ts";
+import type {
+  AccountRepository,
+  CliTokenRepository,
+  CredentialVerifier,
+  DeviceLoginRepository,
+} from "../db/index.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";

@@ -7,12 +7,14 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
-import type { AccountRepository } from "../db/repositories/accounts.ts";
-import type { CredentialVerifier } from "../db/repositories/credential-verifier.ts";
-import type { DeviceRepository } from "../db/repositories/devices.ts";
-import type { NotificationRepository } from "../db/repositories/notifications.ts";
-import type { PairingCodeRepository } from "../db/repositories/pairing-codes.ts";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type {
+  AccountRepository,
+  CredentialVerifier,
+  DeviceRepository,
+  NotificationRepository,
+  PairingCodeRepository,
+  ProjectRepository,
+} from "../db/index.ts";
 import { privateAddressProblem } from "../delivery/senders/push-address.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { recordOf } from "../domain/notification.ts";

@@ -11,21 +11,24 @@ import {
   type SubscribeResponse,
   SubscribeResponseSchema,
 } from "../../gen/herald/v1/inbox_service_pb.ts";
-import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
-import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
-import type { DeviceRepository, DeviceRow } from "../db/repositories/devices.ts";
-import type { NotificationRepository } from "../db/repositories/notifications.ts";
-import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
-import type { StreamHub } from "../delivery/stream-hub.ts";
-import { waitForNews } from "../delivery/wait-for-news.ts";
+import type {
+  DeliveryQueue,
+  DeliveryRepository,
+  DeviceRepository,
+  DeviceRow,
+  NotificationRepository,
+  OpenCallRepository,
+  ProjectRepository,
+} from "../db/index.ts";
+import type { StreamHub } from "../delivery/streams/hub.ts";
+import { Backlog, filterOf, StreamInbox } from "../delivery/streams/inbox.ts";
+import { waitForNews } from "../delivery/streams/wait-for-news.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
-import { Backlog, filterOf, StreamInbox } from "./stream-inbox.ts";
 
 export interface InboxDeps {
   deliveries: DeliveryRepository;

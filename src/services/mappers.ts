@@ -22,12 +22,14 @@ import {
   ResponseSchema,
 } from "../../gen/herald/v1/notification_pb.ts";
 import { type Project, ProjectSchema } from "../../gen/herald/v1/project_pb.ts";
-import type { AccountRow } from "../db/repositories/accounts.ts";
-import type { ApiKeyRow } from "../db/repositories/api-keys.ts";
-import type { CliTokenRow } from "../db/repositories/cli-tokens.ts";
-import type { DeviceDeliveryRow } from "../db/repositories/deliveries.ts";
-import type { DeviceRow } from "../db/repositories/devices.ts";
-import type { ProjectRow } from "../db/repositories/projects.ts";
+import type {
+  AccountRow,
+  ApiKeyRow,
+  CliTokenRow,
+  DeviceDeliveryRow,
+  DeviceRow,
+  ProjectRow,
+} from "../db/index.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { rollupStatus } from "../domain/notification-status.ts";
 

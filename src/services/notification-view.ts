@@ -1,6 +1,5 @@
 /** A notification as its publisher reads it: with delivery counts and one entry per device. */
-import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
-import type { NotificationRepository } from "../db/repositories/notifications.ts";
+import type { DeliveryRepository, NotificationRepository } from "../db/index.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 

@@ -10,14 +10,17 @@ import {
   type NotifyService,
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { Config } from "../config.ts";
-import type { CancelOutcome } from "../db/queue/schedule.ts";
-import { limitExceeded } from "../db/repositories/caps.ts";
-import type { DeliveryRepository } from "../db/repositories/deliveries.ts";
-import type { NotificationRepository, PublishResult } from "../db/repositories/notifications.ts";
-import type { OpenCallRepository } from "../db/repositories/open-calls.ts";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
-import type { QuotaLedger } from "../db/repositories/quota.ts";
-import type { UsageRepository } from "../db/repositories/usage.ts";
+import type {
+  CancelOutcome,
+  DeliveryRepository,
+  NotificationRepository,
+  OpenCallRepository,
+  ProjectRepository,
+  PublishResult,
+  QuotaLedger,
+  UsageRepository,
+} from "../db/index.ts";
+import { limitExceeded } from "../db/index.ts";
 import { storedActions } from "../domain/actions.ts";
 import { requestFingerprint } from "../domain/fingerprint.ts";
 import { monthOf } from "../domain/month.ts";
@@ -76,7 +79,7 @@ export interface NotifyDeps {
   quota: QuotaLedger;
   /** Resolves when news of the notification (an answer) may have come, or after `ms`. */
   awaitNews: AwaitNews;
-  /** Cancels what of a notification was not sent (db/queue/schedule.ts). */
+  /** Cancels what of a notification was not sent (db/notifications/schedule.ts). */
   cancel: (projectId: string, id: string) => Promise<CancelOutcome>;
   /** Long polls, counted against the account's cap in every process. */
   openCalls: OpenCallRepository;

@@ -4,7 +4,7 @@
  * Used by password login and by device sign-in.
  */
 import type { HandlerContext } from "@connectrpc/connect";
-import type { AccountRepository, AccountRow } from "../db/repositories/accounts.ts";
+import type { AccountRepository, AccountRow } from "../db/index.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { verifyPassword } from "../domain/passwords.ts";
 import { heraldError, publicError } from "../errors.ts";

@@ -1,7 +1,7 @@
 /** ProjectService: the owner's projects. Another account's project is always `not_found`. */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { ProjectRepository } from "../db/index.ts";
 import { heraldError } from "../errors.ts";
 import { projectToProto } from "./mappers.ts";
 import { principalOf } from "./scope.ts";

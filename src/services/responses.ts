@@ -16,9 +16,7 @@ import type {
   WaitForResponseRequest,
   WaitForResponseResponseSchema,
 } from "../../gen/herald/v1/notify_service_pb.ts";
-import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
-import type { NotificationRepository } from "../db/repositories/notifications.ts";
-import type { OpenCall } from "../db/repositories/open-calls.ts";
+import type { DeliveryQueue, NotificationRepository, OpenCall } from "../db/index.ts";
 import { answerDeadline, answerViolation } from "../domain/actions.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";

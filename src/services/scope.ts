@@ -3,7 +3,7 @@
  * account: the project named by the `Herald-Project` header (id or name), else the default one.
  */
 import type { HandlerContext } from "@connectrpc/connect";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
+import type { ProjectRepository } from "../db/index.ts";
 import type { Principal } from "../domain/principal.ts";
 import { heraldError } from "../errors.ts";
 import { principalKey } from "./context.ts";

@@ -1,7 +1,7 @@
 /**
  * NotifyService.WatchNotifications: a project's newest notifications, sent at once and again
  * whenever they may have changed (the console's live feed, without polling). News comes from
- * the stream hub (delivery/feed-watchers.ts); delivery states change without news, so the page
+ * the stream hub (delivery/streams/wakers.ts); delivery states change without news, so the page
  * is read again at least every `refreshMs` too. Bursts of news are read once per `settleMs`.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -11,8 +11,8 @@ import type {
   WatchNotificationsRequest,
   WatchNotificationsResponseSchema,
 } from "../../gen/herald/v1/notify_service_pb.ts";
-import type { OpenCall } from "../db/repositories/open-calls.ts";
-import { waitForNews } from "../delivery/wait-for-news.ts";
+import type { OpenCall } from "../db/index.ts";
+import { waitForNews } from "../delivery/streams/wait-for-news.ts";
 
 type Page = MessageInitShape<typeof WatchNotificationsResponseSchema>;
 

@@ -6,8 +6,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { WebhookService } from "../../gen/herald/v1/webhook_service_pb.ts";
-import type { ProjectRepository } from "../db/repositories/projects.ts";
-import type { WebhookEndpointRow, WebhookRepository } from "../db/repositories/webhooks.ts";
+import type { ProjectRepository, WebhookEndpointRow, WebhookRepository } from "../db/index.ts";
 import { privateAddressProblem } from "../delivery/senders/push-address.ts";
 import { refusePublicUrl } from "../domain/public-url.ts";
 import { heraldError } from "../errors.ts";

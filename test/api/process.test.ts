@@ -11,7 +11,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { afterAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
-import { relocatedClusterDir } from "../../src/db/embedded-user.ts";
+import { relocatedClusterDir } from "../../src/db/embedded/user.ts";
 import { freshDatabase, sql } from "../helpers/db.ts";
 import { keyFrom, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";

@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/db/embedded.ts";
+import { freePort } from "../../src/db/embedded/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const root = resolve(import.meta.dirname, "../..");

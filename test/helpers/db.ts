@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
-import { createDatabaseIfMissing } from "../../src/db/embedded.ts";
+import { createDatabaseIfMissing } from "../../src/db/embedded/server.ts";
 
 /** A new database cloned from the migrated template; its URL. */
 export async function freshDatabase(): Promise<string> {

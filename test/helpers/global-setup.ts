@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { buildServer } from "../../scripts/build-server.ts";
 import { buildWeb } from "../../scripts/build-web.ts";
-import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { openDatabase } from "../../src/db/orm.ts";
 
 declare module "vitest" {

@@ -38,5 +38,5 @@ export function servingProcesses(supervisor: number): number[] {
     .map((r) => r.pid);
 }
 
-/** Whether a process runs (the supervisor's own check, from src/db/embedded-owner.ts). */
-export { alive } from "../../src/db/embedded-owner.ts";
+/** Whether a process runs (the supervisor's own check, from src/db/embedded/owner.ts). */
+export { alive } from "../../src/db/embedded/owner.ts";

@@ -1,7 +1,7 @@
 import { Migration } from "@mikro-orm/migrations";
 
 /**
- * The shared per-credential token buckets (db/repositories/rate-limits.ts): every process leases
+ * The shared per-credential token buckets (db/policies/rate-limits.ts): every process leases
  * tokens from one row per key, so the limit holds however many processes or machines serve.
  * Unlogged: a bucket is worth nothing after a crash (it refills in seconds) and its writes should
  * not cost a WAL flush.

@@ -1,7 +1,7 @@
 import { Migration } from "@mikro-orm/migrations";
 
 /**
- * The monthly quota's shared ledger (db/repositories/quota.ts): one row per account and month
+ * The monthly quota's shared ledger (db/policies/quota.ts): one row per account and month
  * holding how many publishes every process together has leased. Its first value is the month's
  * count of notifications (what was published before the ledger existed, or purged since);
  * after that, processes lease from it in chunks. Logged: the quota must survive a crash.

@@ -1,7 +1,7 @@
 import { Migration } from "@mikro-orm/migrations";
 
 /**
- * The capped webhook claim (db/queue/webhook-outbox.ts) reads, per endpoint, its sends in flight
+ * The capped webhook claim (db/deliveries/webhook-outbox.ts) reads, per endpoint, its sends in flight
  * (leased, not settled) and its oldest due deliveries: an index for each.
  */
 export class Migration0015WebhookFairness extends Migration {

@@ -9,7 +9,7 @@ import { defaultLimits } from "../../domain/limits.ts";
 import { ApiKey } from "../entities/api-key.ts";
 import { Project } from "../entities/project.ts";
 import type { Orm } from "../orm.ts";
-import { underCap } from "./caps.ts";
+import { underCap } from "../policies/caps.ts";
 
 export type ApiKeyRow = InstanceType<typeof ApiKey.class>;
 

@@ -8,7 +8,7 @@ import { uuidv7 } from "../../domain/ids.ts";
 import { defaultLimits } from "../../domain/limits.ts";
 import { CliToken } from "../entities/cli-token.ts";
 import type { Orm } from "../orm.ts";
-import { underCap } from "./caps.ts";
+import { underCap } from "../policies/caps.ts";
 
 export type CliTokenRow = InstanceType<typeof CliToken.class>;
 

@@ -1,7 +1,7 @@
 /**
  * Deliveries as devices and publishers see them: a device marks what it fetched or opened, a
  * publisher reads per-device states. Raw SQL by the ORM rule (the delivery table belongs to the
- * queue, db/queue/); these are single indexed statements.
+ * queue, db/notifications/, db/deliveries/); these are single indexed statements.
  */
 
 import { jsonIds } from "../json-ids.ts";

@@ -11,7 +11,7 @@ import { defaultLimits } from "../../domain/limits.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
 import { Device } from "../entities/device.ts";
 import type { Orm } from "../orm.ts";
-import { underCap } from "./caps.ts";
+import { underCap } from "../policies/caps.ts";
 
 export type DeviceRow = InstanceType<typeof Device.class>;
 

@@ -5,17 +5,17 @@
  */
 
 import type { NotificationRecord } from "../../domain/notification.ts";
+import { enqueueDirect } from "../deliveries/enqueue-direct.ts";
 import { jsonIds } from "../json-ids.ts";
-import type { Orm } from "../orm.ts";
-import { enqueueDirect } from "../queue/enqueue-direct.ts";
-import type { GroupCommitter } from "../queue/group-commit.ts";
+import type { GroupCommitter } from "../notifications/group-commit.ts";
 import {
   type IdempotencyClaim,
   lookupClaim,
   notificationSelect,
   type PublishResult,
   publish,
-} from "../queue/publish.ts";
+} from "../notifications/publish.ts";
+import type { Orm } from "../orm.ts";
 
 export type { IdempotencyClaim, PublishResult };
 

@@ -8,7 +8,7 @@
 import { uuidv7 } from "../../domain/ids.ts";
 import type { LimitName } from "../../domain/limits.ts";
 import type { Orm } from "../orm.ts";
-import { limitExceeded, underCap } from "./caps.ts";
+import { limitExceeded, underCap } from "../policies/caps.ts";
 
 export type CallKind = "stream" | "long_poll";
 

@@ -11,7 +11,7 @@ import { uuidv7 } from "../../domain/ids.ts";
 import { defaultLimits } from "../../domain/limits.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
 import type { Orm } from "../orm.ts";
-import { underCap } from "./caps.ts";
+import { underCap } from "../policies/caps.ts";
 
 export interface WebhookEndpointRow {
   id: string;

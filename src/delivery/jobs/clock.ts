@@ -5,7 +5,7 @@
  * at its next time, and the others run regardless.
  */
 import type { WorkerClock } from "../../config.ts";
-import type { DeliveryQueue } from "../../db/queue/delivery-queue.ts";
+import type { DeliveryQueue } from "../../db/index.ts";
 import type { Log } from "../../domain/log.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
 import type { Sender } from "../senders/sender.ts";

@@ -1,6 +1,6 @@
 /**
  * What nobody acknowledged in time escalates: a new, high-priority notification to the
- * escalation topic and project (db/queue/acknowledgements.ts, `escalateDue`).
+ * escalation topic and project (db/notifications/acknowledgements.ts, `escalateDue`).
  */
 import type { Job } from "./clock.ts";
 

@@ -3,7 +3,7 @@
  * is verified, the principal is put in the context, and the matrix in authz.ts decides.
  */
 import type { Interceptor } from "@connectrpc/connect";
-import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
+import type { CredentialVerifier } from "../../db/index.ts";
 import {
   type CredentialKind,
   credentialProblem,

@@ -6,7 +6,7 @@
  */
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { FastifyBaseLogger } from "fastify";
-import { isDatabaseUnavailable } from "../../db/errors.ts";
+import { isDatabaseUnavailable } from "../../db/index.ts";
 import { heraldError, publicError } from "../../errors.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import { principalKey } from "../../services/context.ts";

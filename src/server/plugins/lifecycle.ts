@@ -4,10 +4,10 @@
  * close, in-flight calls get a grace period, then whatever still runs (streams) is cut.
  */
 import type { FastifyInstance } from "fastify";
-import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
+import type { CredentialVerifier } from "../../db/index.ts";
 import type { RetentionTimer } from "../../delivery/retention-timer.ts";
 import type { Sender } from "../../delivery/senders/sender.ts";
-import type { StreamHub } from "../../delivery/stream-hub.ts";
+import type { StreamHub } from "../../delivery/streams/hub.ts";
 import type { WebhookWorker } from "../../delivery/webhook-worker.ts";
 import type { DeliveryWorker } from "../../delivery/worker.ts";
 

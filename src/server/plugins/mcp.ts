@@ -7,7 +7,7 @@
  */
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { CredentialVerifier } from "../../db/repositories/credential-verifier.ts";
+import type { CredentialVerifier } from "../../db/index.ts";
 import { parseCredential } from "../../domain/credentials.ts";
 import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
 import { addressThrottled } from "../../services/password-auth.ts";

@@ -6,7 +6,7 @@ import {
   reachableBinaries,
   reachableByOthers,
   relocatedClusterDir,
-} from "../../../src/db/embedded-user.ts";
+} from "../../../../src/db/embedded/user.ts";
 
 /** A directory of mode 0700 (like root's home) with a fake PostgreSQL install inside. */
 function closedHome(): { home: string; native: string } {

@@ -3,8 +3,8 @@
  * with its delivery, so it skips the fan-out and is never sent to the account's other devices.
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
+import { insertNotification, notificationValues } from "../notifications/publish.ts";
 import type { Orm } from "../orm.ts";
-import { insertNotification, notificationValues } from "./publish.ts";
 
 export async function enqueueDirect(
   orm: Orm,

@@ -11,7 +11,7 @@
  */
 import { monthOf } from "../../domain/month.ts";
 import type { Orm } from "../orm.ts";
-import { monthCount, monthCountParams } from "./usage.ts";
+import { monthCount, monthCountParams } from "../repositories/usage.ts";
 
 const maxChunk = 100;
 /** Unspent chunks idle this long go back to the ledger. */

@@ -3,10 +3,11 @@
  * notification has not been sent. Raw SQL: both are one set-based statement each, racing the
  * worker by row locks rather than by reads.
  */
+
+import { canceledByPublisher } from "../deliveries/settle.ts";
 import type { Db } from "../orm.ts";
 import { clearsOf } from "./acknowledgements.ts";
 import { feedNewsOf } from "./feed-news.ts";
-import { canceledByPublisher } from "./settle.ts";
 
 /**
  * Releases scheduled notifications whose time has come: they become `queued`, and the same

@@ -4,10 +4,11 @@
  * deliveries (the fan-out's news, a catch-up). Each is sent once: an id already sent from memory
  * is only marked when its delivery's news comes; one already sent is not sent again.
  */
-import { backlogPage } from "../db/queue/stream-backlog.ts";
-import type { DeviceRow } from "../db/repositories/devices.ts";
-import type { StreamFilter } from "../delivery/stream-hub.ts";
-import type { NotificationRecord } from "../domain/notification.ts";
+
+import type { DeviceRow } from "../../db/index.ts";
+import { backlogPage } from "../../db/index.ts";
+import type { NotificationRecord } from "../../domain/notification.ts";
+import type { StreamFilter } from "./hub.ts";
 
 /** Ids remembered as sent; past this the memory starts again (only early overlap needs it). */
 const rememberSent = 10_000;

@@ -2,14 +2,20 @@
  * The delivery queue as the worker and the stream hub use it: each operation is one statement
  * in a file of its own beside this one (as graphile-worker keeps them), bound here to a pool.
  */
+
+import {
+  acknowledge,
+  claimClears,
+  escalateDue,
+  repeatDue,
+} from "../notifications/acknowledgements.ts";
+import { fanOut } from "../notifications/fan-out.ts";
+import { respond } from "../notifications/responses.ts";
+import { cancel, releaseDue } from "../notifications/schedule.ts";
 import type { Orm } from "../orm.ts";
-import { acknowledge, claimClears, escalateDue, repeatDue } from "./acknowledgements.ts";
 import { type ClaimShare, claimDue } from "./claim-due.ts";
 import { expireStreamDeliveries } from "./expire-streams.ts";
-import { fanOut } from "./fan-out.ts";
 import { markStreamed } from "./mark-streamed.ts";
-import { respond } from "./responses.ts";
-import { cancel, releaseDue } from "./schedule.ts";
 import { type DeliveryKey, type Outcome, settle } from "./settle.ts";
 import { queueStats } from "./stats.ts";
 import { deliveredTo, pendingStream, streamBacklog } from "./stream-backlog.ts";

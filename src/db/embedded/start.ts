@@ -1,8 +1,8 @@
 /** Starting the embedded PostgreSQL that `npm start` runs when no DATABASE_URL is given. */
 import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Config } from "../config.ts";
-import { type EmbeddedDatabase, startEmbeddedPostgres } from "../db/embedded.ts";
+import type { Config } from "../../config.ts";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./server.ts";
 
 /** The embedded PostgreSQL in the data directory, its log beside it. */
 export async function startEmbedded(config: Config): Promise<EmbeddedDatabase> {

@@ -21,8 +21,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { claimOwnership, releaseOwnership, runningCluster, stopOrphan } from "./embedded-owner.ts";
-import { clusterDir, postgresUser, type RunAs, reachableBinaries } from "./embedded-user.ts";
+import { claimOwnership, releaseOwnership, runningCluster, stopOrphan } from "./owner.ts";
+import { clusterDir, postgresUser, type RunAs, reachableBinaries } from "./user.ts";
 
 export interface EmbeddedDatabase {
   /** A connection URL for the `herald` database. */
@@ -85,7 +85,7 @@ async function locate(dataDir: string) {
 }
 
 /**
- * Starts the data directory's PostgreSQL, owned by this process (embedded-owner.ts). One left
+ * Starts the data directory's PostgreSQL, owned by this process (owner.ts). One left
  * running by a dead owner is stopped first; one whose owner is alive is someone else's: refused.
  */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {

@@ -11,12 +11,11 @@
  * (`deviceChanged`: topic filter, sign-out), on a second channel.
  */
 import pg from "pg";
-import type { DeliveryQueue } from "../db/queue/delivery-queue.ts";
-import { announceChunk, deliveryChannel } from "../db/queue/fan-out.ts";
-import { feedChannel } from "../db/queue/feed-news.ts";
-import type { Log } from "../domain/log.ts";
-import type { NotificationRecord } from "../domain/notification.ts";
-import { namesProjects, topicAdmits } from "../domain/topic-filter.ts";
+import type { DeliveryQueue } from "../../db/index.ts";
+import { announceChunk, deliveryChannel, feedChannel } from "../../db/index.ts";
+import type { Log } from "../../domain/log.ts";
+import type { NotificationRecord } from "../../domain/notification.ts";
+import { namesProjects, topicAdmits } from "../../domain/topic-filter.ts";
 import { waitForNews } from "./wait-for-news.ts";
 import { Wakers } from "./wakers.ts";
 
