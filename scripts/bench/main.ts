@@ -533,7 +533,7 @@ try {
               title: "throughput",
               message: "m",
               priority: "high",
-              clickUrl: null,
+              click_url: null,
               expiresAt: new Date(Date.now() + 60_000),
               hasTtl: true,
             },

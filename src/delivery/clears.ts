@@ -8,6 +8,7 @@
  */
 import type { DueClear } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
+import { nothingShown } from "../domain/notification.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import type { Sender } from "./senders/sender.ts";
 
@@ -32,13 +33,9 @@ export async function sendClears(
       const result = await sender
         .send(
           {
+            ...nothingShown,
             kind: "clear",
             notificationId: c.notification_id,
-            topic: "",
-            title: "",
-            message: "",
-            priority: "low",
-            clickUrl: null,
             expiresAt: new Date(Date.now() + 3600_000),
             hasTtl: true,
           },

@@ -13,6 +13,7 @@
 import type { WorkerClock } from "../config.ts";
 import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
+import { shownOf } from "../domain/notification.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
 import { openToken } from "./clears.ts";
@@ -243,12 +244,8 @@ export class DeliveryWorker {
       return settle({ state: "failed", error: `no push channel for ${d.platform}` });
     }
     const message: PushMessage = {
+      ...shownOf(d),
       notificationId: d.notification_id,
-      topic: d.topic,
-      title: d.title,
-      message: d.message,
-      priority: d.priority,
-      clickUrl: d.click_url,
       awaitsAck: d.awaits_ack,
       actions: typeof d.actions === "string" ? JSON.parse(d.actions) : (d.actions ?? undefined),
       expiresAt: until,

@@ -10,7 +10,7 @@ import { deliverAtOf } from "./schedule.ts";
 
 /**
  * A notification: the one record of what it says and how it is delivered, as stored (one row
- * of `notification`; the persistence wing's codec, db/notifications/publish.ts, maps its columns).
+ * of `notification`; the persistence wing's codec, db/notifications/codec.ts, maps its columns).
  */
 export interface NotificationRecord {
   id: string;
@@ -50,8 +50,45 @@ export interface NotificationRecord {
   response_text?: string | null;
 }
 
+/** What a device shows of a notification: a push carries these, and a sender reads them. */
+export const shownFields = ["topic", "title", "message", "priority", "click_url"] as const;
+export type Shown = Pick<NotificationRecord, (typeof shownFields)[number]>;
+
+/** A push that shows nothing (a clear): every shown field empty. */
+export const nothingShown: Shown = {
+  topic: "",
+  title: "",
+  message: "",
+  priority: "low",
+  click_url: null,
+};
+
+/** What a publisher wrote and every reader gets back as written (contentOf fills them). */
+export const contentFields = [...shownFields, "metadata", "ttl_seconds"] as const;
+export type Content = Pick<NotificationRecord, (typeof contentFields)[number]>;
+
+/** The shown fields of a row (of the record's columns, or more). */
+export function shownOf(row: Shown): Shown {
+  return Object.fromEntries(shownFields.map((f) => [f, row[f]])) as unknown as Shown;
+}
+
+/** snake_case to the API's camelCase: `click_url` → `clickUrl`. */
+export function camelCase(name: string): string {
+  return name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * A notification's content under the API's names, absent where not set: what an API message
+ * of it carries as written (a field added to the content reaches every reader from here).
+ */
+export function apiContentOf(row: Content): Record<string, unknown> {
+  return Object.fromEntries(
+    contentFields.flatMap((f) => (row[f] === null ? [] : [[camelCase(f), row[f]]])),
+  );
+}
+
 /** What a notification says, defaults filled in: topic `default`, priority `normal`. */
-export function contentOf(req: NotifyRequest) {
+export function contentOf(req: NotifyRequest): Content {
   return {
     topic: req.topic || "default",
     title: req.title,

@@ -1,5 +1,5 @@
 /**
- * Is a click_url safe to hand to a device? docs/api.md: an absolute http(s) URL, no user-info,
+ * Is a link a notification opens safe to hand to a device? docs/api.md: an absolute http(s) URL, no user-info,
  * and a public host. The URL is parsed by WHATWG rules, the same ones browsers apply, so that
  * tricks like `http://2130706433/` or `http://0x7f.1/` are seen as the 127.0.0.1 they are.
  */

@@ -90,6 +90,12 @@ const publish = {
     ),
 };
 
+/** The request's own fields (the idempotency key travels as a header). */
+export const publishFields = Object.keys(publish).filter((k) => k !== "idempotency_key") as Exclude<
+  keyof typeof publish,
+  "idempotency_key"
+>[];
+
 export const notifyShape = {
   ...publish,
   actions: z

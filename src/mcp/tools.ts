@@ -12,9 +12,17 @@ import { toJson } from "@bufbuild/protobuf";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
+import { camelCase } from "../domain/notification.ts";
 import type { Answer, Herald, Notification, NotifyInput } from "../sdk/index.ts";
 import { answerFields, HeraldError } from "../sdk/index.ts";
-import { askShape, idShape, listShape, notifyShape, type PublishArgs } from "./schemas.ts";
+import {
+  askShape,
+  idShape,
+  listShape,
+  notifyShape,
+  type PublishArgs,
+  publishFields,
+} from "./schemas.ts";
 
 export const mcpServerInfo = { name: "herald", version: "0.2.0" } as const;
 
@@ -49,24 +57,10 @@ export function toolError(err: unknown): CallToolResult {
 
 /** The publish request from tool arguments (snake_case in, the SDK's camelCase out). */
 function publishInput(a: PublishArgs): NotifyInput {
-  const input: Record<string, unknown> = {
-    title: a.title,
-    message: a.message,
-    topic: a.topic,
-    priority: a.priority,
-    clickUrl: a.click_url,
-    metadata: a.metadata,
-    ttlSeconds: a.ttl_seconds,
-    deliverAt: a.deliver_at,
-    delaySeconds: a.delay_seconds,
-    requireAck: a.require_ack,
-    repeatEverySeconds: a.repeat_every_seconds,
-    escalateAfterSeconds: a.escalate_after_seconds,
-    escalateToTopic: a.escalate_to_topic,
-    escalateToProject: a.escalate_to_project,
-    actions: a.actions?.map((x) => ({ id: x.id, label: x.label, reply: x.reply ?? false })),
-  };
-  for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
+  const input: Record<string, unknown> = {};
+  for (const k of publishFields) if (a[k] !== undefined) input[camelCase(k)] = a[k];
+  if (a.actions)
+    input.actions = a.actions.map((x) => ({ id: x.id, label: x.label, reply: x.reply ?? false }));
   return input as NotifyInput;
 }
 

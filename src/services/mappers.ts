@@ -2,7 +2,7 @@
  * The one home of row → API mappings: accounts, projects, credentials, devices and
  * notifications. Secrets never pass through here.
  */
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Account, AccountSchema } from "../../gen/herald/v1/account_pb.ts";
 import {
@@ -30,7 +30,7 @@ import type {
   DeviceRow,
   ProjectRow,
 } from "../db/index.ts";
-import type { NotificationRecord } from "../domain/notification.ts";
+import { apiContentOf, type NotificationRecord } from "../domain/notification.ts";
 import { rollupStatus } from "../domain/notification-status.ts";
 
 const ts = (d: Date | null | undefined) => (d ? timestampFromDate(new Date(d)) : undefined);
@@ -110,6 +110,8 @@ function responseOf(row: NotificationRecord): Response | undefined {
   });
 }
 
+type NotificationInit = MessageInitShape<typeof NotificationSchema>;
+
 /** A stored notification, with its delivery counts and per-device entries when given. */
 export function notificationToProto(
   row: NotificationRecord,
@@ -118,15 +120,9 @@ export function notificationToProto(
 ): Notification {
   const n = (s: string) => counts[s] ?? 0;
   return create(NotificationSchema, {
+    ...(apiContentOf(row) as NotificationInit),
     id: row.id,
     projectId: row.project_id,
-    topic: row.topic,
-    title: row.title,
-    message: row.message,
-    priority: row.priority,
-    clickUrl: row.click_url ?? undefined,
-    metadata: (row.metadata as JsonObject | null) ?? undefined,
-    ttlSeconds: row.ttl_seconds ?? undefined,
     status: rollupStatus(row.status, counts),
     createdAt: timestampFromDate(row.created_at),
     expiresAt: ts(row.expires_at),

@@ -46,7 +46,7 @@ const notFound = (id: string) => heraldError("not_found", `webhook endpoint ${id
 export function createWebhookService(deps: WebhookDeps): ServiceImpl<typeof WebhookService> {
   const { webhooks, projects, allowPrivate } = deps;
 
-  /** The URL rules of `click_url` (public http/https), and a public address now. */
+  /** The URL rules of a notification's link (public http/https), and a public address now. */
   const checkUrl = async (url: string) => {
     if (!/^https?:\/\//i.test(url)) throw invalid("url", "must be an http or https URL");
     if (allowPrivate) return;

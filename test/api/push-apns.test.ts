@@ -237,7 +237,7 @@ describe("APNs", () => {
               title: "many",
               message: "",
               priority: "normal",
-              clickUrl: null,
+              click_url: null,
               expiresAt: new Date(Date.now() + 60_000),
               hasTtl: true,
             },

@@ -4,22 +4,18 @@
  * another worker pick up what a dead one left. Raw SQL: one set-based statement per round.
  */
 import type { StoredAction } from "../../domain/actions.ts";
+import { type Shown, shownFields } from "../../domain/notification.ts";
 import type { Db } from "../orm.ts";
 import { canceledByPublisher } from "./settle.ts";
 
 /** A leased push delivery with what its sender needs: the notification and the sealed token. */
-export interface DueDelivery {
+export interface DueDelivery extends Shown {
   notification_id: string;
   device_id: string;
   /** The device's account: sends in flight are capped per account. */
   account_id: string;
   platform: string;
   attempts: number;
-  topic: string;
-  title: string;
-  message: string;
-  priority: string;
-  click_url: string | null;
   /** It asks for acknowledgement and has none yet (a web push shows an Acknowledge button). */
   awaits_ack: boolean;
   /** Its buttons while nobody answered (null when none, or answered). */
@@ -30,6 +26,9 @@ export interface DueDelivery {
   token_key_id: string | null;
   token_box: Buffer | null;
 }
+
+/** The shown fields, of the notification `n`. */
+const shownColumns = shownFields.map((f) => `n.${f}`).join(", ");
 
 /**
  * How many sends one account may have in flight in this worker, and how many it has: the claim
@@ -78,7 +77,7 @@ export async function claimDue(
          from fair where d.notification_id = fair.notification_id and d.device_id = fair.device_id
        returning d.notification_id, d.device_id, d.platform, d.attempts
      )
-     select c.*, n.topic, n.title, n.message, n.priority, n.click_url, n.created_at, n.expires_at,
+     select c.*, ${shownColumns}, n.created_at, n.expires_at,
             (n.require_ack and n.acknowledged_at is null) as awaits_ack,
             case when n.acknowledged_at is null then n.actions end as actions,
             dv.token_key_id, dv.token_box, dv.account_id

@@ -3,7 +3,7 @@
  * with its delivery, so it skips the fan-out and is never sent to the account's other devices.
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
-import { insertNotification, notificationValues } from "../notifications/publish.ts";
+import { insertNotification, notificationValues } from "../notifications/codec.ts";
 import type { Orm } from "../orm.ts";
 
 export async function enqueueDirect(

@@ -4,7 +4,9 @@
  * locks the notification rows it changes, so two workers (or a worker and an acknowledgement)
  * never act twice on one notification.
  */
+import { shownFields } from "../../domain/notification.ts";
 import type { Db } from "../orm.ts";
+import { insertCopyOf } from "./codec.ts";
 import { feedNewsOf } from "./feed-news.ts";
 
 /**
@@ -57,6 +59,18 @@ const withEscalatedFrom = (n: string) => `(
      where m.key <> 'escalated_from'
     union all select 'escalated_from', to_json(${n}.id), 9223372036854775807) kv)`;
 
+/** The escalated copy of `e`: what it shows, but `high` and "Escalated: …", to the escalation's topic and project. */
+const escalatedCopy = insertCopyOf("e", shownFields, {
+  id: "e.escalation_id",
+  project_id: "coalesce(e.escalate_project_id, e.project_id)",
+  topic: "coalesce(e.escalate_topic, e.topic)",
+  title: "left('Escalated: ' || e.title, 120)",
+  priority: "'high'",
+  metadata: withEscalatedFrom("e"),
+  status: "'queued'",
+  created_at: "now()",
+});
+
 /**
  * Escalates what nobody acknowledged in time: a new notification, `high`, titled
  * "Escalated: …", to the escalation topic and project, queued for the fan-out; the original
@@ -75,13 +89,7 @@ export async function escalateDue(db: Db, limit: number): Promise<number> {
          from due where n.id = due.id
        returning n.*
      ), published as (
-       insert into notification (id, project_id, topic, title, message, priority, click_url,
-                                 metadata, status, created_at)
-       select e.escalation_id, coalesce(e.escalate_project_id, e.project_id),
-              coalesce(e.escalate_topic, e.topic), left('Escalated: ' || e.title, 120),
-              e.message, 'high', e.click_url,
-              ${withEscalatedFrom("e")},
-              'queued', now()
+       ${escalatedCopy}
          from escalated e
        returning 1
      )

@@ -19,14 +19,13 @@
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { isDatabaseUnavailable } from "../errors.ts";
 import type { Orm } from "../orm.ts";
+import { notificationColumns, recordsetColumns } from "./codec.ts";
 import { claimRecord, keyLock } from "./idempotency-claim.ts";
 import {
   type IdempotencyClaim,
   lookupClaim,
-  notificationColumns,
   type PublishResult,
   publish as publishAlone,
-  recordsetColumns,
 } from "./publish.ts";
 
 interface Pending {

@@ -6,6 +6,12 @@
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
 import type { Db, Orm } from "../orm.ts";
+import {
+  insertNotification,
+  notificationColumns,
+  notificationValues,
+  placeholders,
+} from "./codec.ts";
 import { claimRecord, keyLock } from "./idempotency-claim.ts";
 
 export interface IdempotencyClaim {
@@ -24,53 +30,6 @@ export type PublishResult =
   | { kind: "mismatch" }
   /** Another request holding the key did not commit within the wait. */
   | { kind: "busy" };
-
-/** The columns a publish writes, with their SQL types (for casts in the statements). */
-const columnTypes = {
-  id: "uuid",
-  project_id: "uuid",
-  topic: "text",
-  title: "text",
-  message: "text",
-  priority: "text",
-  click_url: "text",
-  metadata: "json",
-  ttl_seconds: "int",
-  status: "text",
-  created_at: "timestamptz",
-  expires_at: "timestamptz",
-  deliver_at: "timestamptz",
-  require_ack: "boolean",
-  repeat_every_seconds: "int",
-  escalate_after_seconds: "int",
-  escalate_topic: "text",
-  escalate_project_id: "uuid",
-  next_repeat_at: "timestamptz",
-  escalate_at: "timestamptz",
-  actions: "json",
-} as const;
-
-type Column = keyof typeof columnTypes;
-const written = Object.keys(columnTypes) as Column[];
-
-/** The columns a publish inserts. */
-export const notificationColumns = written.join(", ");
-/** `?::type` for each, in order. */
-const placeholders = written.map((c) => `?::${columnTypes[c]}`).join(", ");
-/** `x.col` for each, as json_to_recordset's record definition reads them. */
-export const recordsetColumns = written.map((c) => `${c} ${columnTypes[c]}`).join(", ");
-/** What reads select: the written columns and those set later. */
-export const notificationSelect = `${notificationColumns}, repeats, acknowledged_at, acknowledged_by, escalated_at, escalation_id, responded_at, responded_by, response_action, response_text`;
-
-/** The record's values for the columns, in order: the row codec's one writer. */
-export function notificationValues(n: NotificationRecord): unknown[] {
-  return written.map((c) =>
-    c === "metadata" || c === "actions" ? (n[c] === null ? null : JSON.stringify(n[c])) : n[c],
-  );
-}
-
-/** Inserts one record, its values from `notificationValues`. */
-export const insertNotification = `insert into notification (${notificationColumns}) values (${placeholders})`;
 
 /*
  * Claims the key and inserts the notification in one statement. A concurrent request holding the

@@ -7,11 +7,11 @@
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { enqueueDirect } from "../deliveries/enqueue-direct.ts";
 import { jsonIds } from "../json-ids.ts";
+import { notificationSelect } from "../notifications/codec.ts";
 import type { GroupCommitter } from "../notifications/group-commit.ts";
 import {
   type IdempotencyClaim,
   lookupClaim,
-  notificationSelect,
   type PublishResult,
   publish,
 } from "../notifications/publish.ts";

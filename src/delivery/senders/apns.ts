@@ -68,7 +68,7 @@ function build(msg: PushMessage, token: string, bundleId: string, preview: Previ
       id: preview.id,
       topic: preview.topic,
       truncated: preview.truncated,
-      ...(msg.clickUrl ? { click_url: msg.clickUrl } : {}),
+      ...(msg.click_url ? { click_url: msg.click_url } : {}),
       ...(msg.actions?.length ? { actions: msg.actions } : {}),
     },
   });

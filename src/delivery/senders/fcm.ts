@@ -58,7 +58,7 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
       id: preview.id,
       topic: preview.topic,
       truncated: String(preview.truncated),
-      ...(msg.clickUrl ? { click_url: msg.clickUrl } : {}),
+      ...(msg.click_url ? { click_url: msg.click_url } : {}),
       ...(question && {
         title: preview.title,
         message: preview.message,

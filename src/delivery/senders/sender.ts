@@ -4,6 +4,7 @@
  */
 import { Agent, type AgentOptions } from "node:https";
 import type { StoredAction } from "../../domain/actions.ts";
+import type { Shown } from "../../domain/notification.ts";
 
 /**
  * HTTPS connections kept per provider origin (FCM, and each Web Push service). A fan-out to
@@ -16,15 +17,11 @@ export const providerSocketsPerOrigin = 32;
 export function providerAgent(opts: AgentOptions = {}): Agent {
   return new Agent({ keepAlive: true, maxSockets: providerSocketsPerOrigin, ...opts });
 }
-export interface PushMessage {
+/** What a sender pushes: the notification's shown fields (domain/notification.ts) and more. */
+export interface PushMessage extends Shown {
   /** `clear`: close the notification on the device (a background push); otherwise show it. */
   kind?: "show" | "clear";
   notificationId: string;
-  topic: string;
-  title: string;
-  message: string;
-  priority: string;
-  clickUrl: string | null;
   /** It asks the person to acknowledge it (and nobody has yet). */
   awaitsAck?: boolean;
   /** Its buttons, while nobody answered: shown as the platform allows (docs/delivery.md). */

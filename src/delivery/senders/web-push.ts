@@ -46,7 +46,7 @@ export function webPushPayload(msg: PushMessage): string {
       message: p.message,
       truncated: p.truncated,
       priority: msg.priority,
-      click_url: msg.clickUrl,
+      click_url: msg.click_url,
       // The service worker shows an Acknowledge button, or the actions as buttons.
       ...(msg.awaitsAck ? { require_ack: true } : {}),
       ...(msg.actions?.length ? { actions: msg.actions } : {}),
