@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SetupLinkRepository } from "../../src/db/repositories/setup-links.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -156,7 +157,12 @@ describe("console sessions", () => {
     );
     expect(changed.status).toBe(200);
     expect(changed.json.sessionsEnded).toBeGreaterThanOrEqual(1);
-    await new Promise((r) => setTimeout(r, 1100)); // revocation reaches every cache within 1 s
+    // The revocation reaches every cache within a second.
+    await waitFor(
+      async () =>
+        (await rpc("ProjectService/ListProjects", {}, { cookie: b.cookie })).status === 401,
+      1_000,
+    );
     expect((await rpc("ProjectService/ListProjects", {}, { cookie: b.cookie })).status).toBe(401);
     expect((await rpc("ProjectService/ListProjects", {}, { cookie: a.cookie })).status).toBe(200);
     const wrong = await rpc(

@@ -80,7 +80,7 @@ function overStdio() {
 async function answeringDevice(topic: string, actionId: string, afterMs = 0) {
   const dev = await signInStreamDevice(server.url, `answers ${topic}`, [topic]);
   const s = listen(server.url, dev.credential);
-  await new Promise((r) => setTimeout(r, 200));
+  await s.opened;
   const answered = (async () => {
     await s.until(() => s.ids.length > 0, 15_000);
     await new Promise((r) => setTimeout(r, afterMs));

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { ownerPassword, startServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 describe("SIGTERM with streams open", () => {
   it("ends the streams at once, telling their clients to reconnect, and closes in under 2 s", async () => {
@@ -34,9 +35,9 @@ describe("SIGTERM with streams open", () => {
       );
       ended.push(
         (async () => {
-          opened++;
           for await (const _ of stream) {
-            // keepalives only; none is due within this test
+            // The keepalive the server writes once the stream is registered; no other is due.
+            opened++;
           }
         })().then(
           () => "ended without an error",
@@ -44,9 +45,8 @@ describe("SIGTERM with streams open", () => {
         ),
       );
     }
-    // Both streams are registered with the hub once they answer their first read; give the
-    // server a moment to take them (no message is due, so there is no event to wait on).
-    await new Promise((r) => setTimeout(r, 300));
+    // Both streams registered with the hub: each has had its opening keepalive.
+    await waitFor(() => opened === 2);
     expect(opened).toBe(2);
     const started = Date.now();
     await server.close();

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { sql } from "../helpers/db.ts";
-import { body, failure } from "../helpers/http.ts";
+import { body, failure, type JsonBody } from "../helpers/http.ts";
 import {
   addProjectWithKey,
   notify,
@@ -18,12 +18,25 @@ import {
   type TestServer,
 } from "../helpers/server.ts";
 import { bearer, listen, signInStreamDevice } from "../helpers/streams.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 beforeAll(async () => {
   server = await startServer({ streamKeepaliveMs: 300 });
 });
 afterAll(async () => server.close());
+
+/** How many notifications were fanned out to a device. */
+const deliveriesOf = async (deviceId: string) =>
+  Number(
+    (
+      await sql<{ n: string }>(
+        server.databaseUrl,
+        "select count(*) n from delivery where device_id = $1",
+        [deviceId],
+      )
+    )[0]?.n,
+  );
 
 const streamDevice = (name: string, topics: string[] = [], email?: string, password?: string) =>
   signInStreamDevice(server.url, name, topics, email, password);
@@ -35,15 +48,16 @@ describe("live delivery to stream devices", () => {
     const stranger = await addProjectWithKey(server, { newAccount: true });
     const a = listen(server.url, all.credential);
     const b = listen(server.url, deploysOnly.credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([a.opened, b.opened]);
     await notify(server, { title: "build failed", topic: "builds" });
     await notify(server, { title: "deployed", topic: "deploys" });
     await notify(server, { title: "not yours" }, { authorization: `Bearer ${stranger.apiKey}` });
-    await a.until(() => a.titles.length >= 2);
-    await b.until(() => b.titles.length >= 1);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(a.titles).toEqual(["build failed", "deployed"]);
-    expect(b.titles).toEqual(["deployed"]);
+    // Fanned out in publish order: once the last arrives, nothing earlier is still on its way.
+    await notify(server, { title: "last", topic: "deploys" });
+    await a.until(() => a.titles.includes("last"));
+    await b.until(() => b.titles.includes("last"));
+    expect(a.titles).toEqual(["build failed", "deployed", "last"]);
+    expect(b.titles).toEqual(["deployed", "last"]);
     expect(a.keepalives()).toBeGreaterThanOrEqual(1);
     await a.stop();
     await b.stop();
@@ -52,7 +66,7 @@ describe("live delivery to stream devices", () => {
   it("catches up with `since` after a disconnect, in order, without duplicates", async () => {
     const dev = await streamDevice("laptop", ["catchup"]);
     const first = listen(server.url, dev.credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await first.opened;
     await notify(server, { title: "one", topic: "catchup" });
     await first.until(() => first.titles.length === 1);
     await first.stop();
@@ -63,20 +77,21 @@ describe("live delivery to stream devices", () => {
     await inbox.ackNotification({ id: first.ids[0] as string }, bearer(dev.credential));
     // Missed while disconnected:
     for (const t of ["two", "three", "four"]) await notify(server, { title: t, topic: "catchup" });
-    await new Promise((r) => setTimeout(r, 500));
+    // Fanned out while it was away, so that the catch-up, not the live path, brings them.
+    await waitFor(async () => (await deliveriesOf(dev.id)) === 4);
     const again = listen(server.url, dev.credential, first.ids[0]);
     await again.until(() => again.titles.length >= 3);
     await notify(server, { title: "five", topic: "catchup" });
-    await again.until(() => again.titles.length >= 4);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(again.titles).toEqual(["two", "three", "four", "five"]);
+    await notify(server, { title: "six", topic: "catchup" });
+    await again.until(() => again.titles.includes("six"));
+    expect(again.titles).toEqual(["two", "three", "four", "five", "six"]);
     await again.stop();
   });
 
   it("sends again, on a new stream without since, what was written but never acknowledged", async () => {
     const dev = await streamDevice("flaky link", ["unconfirmed"]);
     const first = listen(server.url, dev.credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await first.opened;
     await notify(server, { title: "confirmed", topic: "unconfirmed" });
     await notify(server, { title: "lost on the wire", topic: "unconfirmed" });
     await first.until(() => first.titles.length === 2);
@@ -86,9 +101,7 @@ describe("live delivery to stream devices", () => {
         "select state from delivery where device_id = $1 order by notification_id",
         [dev.id],
       );
-    for (let i = 0; i < 100 && (await states()).some((r) => r.state !== "sent"); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(async () => (await states()).every((r) => r.state === "sent"));
     expect((await states()).map((r) => r.state)).toEqual(["sent", "sent"]);
     await first.stop();
     // Only the first reached the client's acknowledgement before the stream broke.
@@ -98,9 +111,10 @@ describe("live delivery to stream devices", () => {
     );
     await inbox.ackNotification({ id: first.ids[0] as string }, bearer(dev.credential));
     const again = listen(server.url, dev.credential);
-    await again.until(() => again.titles.length >= 1);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(again.titles).toEqual(["lost on the wire"]);
+    await again.opened;
+    await notify(server, { title: "after", topic: "unconfirmed" });
+    await again.until(() => again.titles.includes("after"));
+    expect(again.titles).toEqual(["lost on the wire", "after"]);
     await again.stop();
   });
 
@@ -109,7 +123,7 @@ describe("live delivery to stream devices", () => {
     // it after the device had heard of a newer one) is older than the device's cursor.
     const dev = await streamDevice("behind a crash", ["late"]);
     const first = listen(server.url, dev.credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await first.opened;
     await notify(server, { title: "fanned out late", topic: "late" });
     await notify(server, { title: "newer", topic: "late" });
     await first.until(() => first.titles.length === 2);
@@ -120,9 +134,10 @@ describe("live delivery to stream devices", () => {
       [dev.id, first.ids[0]],
     );
     const again = listen(server.url, dev.credential, first.ids[1]);
-    await again.until(() => again.titles.length >= 1);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(again.titles).toEqual(["fanned out late"]);
+    await again.opened;
+    await notify(server, { title: "after", topic: "late" });
+    await again.until(() => again.titles.includes("after"));
+    expect(again.titles).toEqual(["fanned out late", "after"]);
     await again.stop();
   });
 
@@ -131,7 +146,7 @@ describe("live delivery to stream devices", () => {
     try {
       const dev = await streamDevice("on the peer", ["cross"]);
       const s = listen(peer.url, dev.credential);
-      await new Promise((r) => setTimeout(r, 300));
+      await s.opened;
       await notify(server, { title: "published on the first process", topic: "cross" });
       await s.until(() => s.titles.length >= 1);
       expect(s.titles).toEqual(["published on the first process"]);
@@ -159,7 +174,7 @@ describe("status per device", () => {
     );
     const dev = await streamDevice("status watcher", [], email, password);
     const s = listen(server.url, dev.credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await s.opened;
     const published = await notify(
       server,
       { title: "watch me", topic: "status", metadata: { k: 1 } },
@@ -176,10 +191,10 @@ describe("status per device", () => {
       );
     // The stream marks what it writes while writing it: allow that commit a moment.
     let sent = await get();
-    for (let i = 0; i < 100 && sent.status === "delivering"; i++) {
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(async () => {
       sent = await get();
-    }
+      return sent.status !== "delivering";
+    });
     // Written to the stream is `sent`; `delivered` waits for the device to confirm it.
     expect(sent.status, JSON.stringify(sent)).toBe("sent");
     expect(sent.deliveries).toMatchObject({ total: 1, sent: 1, pending: 0 });
@@ -222,12 +237,16 @@ describe("status per device", () => {
       { title: "into the void" },
       { authorization: `Bearer ${p.apiKey}` },
     );
-    await new Promise((r) => setTimeout(r, 500));
-    const got = await body(
-      await fetch(`${server.url}/v1/notifications/${res.json.id}`, {
-        headers: { authorization: `Bearer ${p.apiKey}` },
-      }),
-    );
+    // Queued until the fan-out has run: a fixed wait could end before it on a loaded machine.
+    let got: JsonBody = { status: "queued" };
+    await waitFor(async () => {
+      got = await body(
+        await fetch(`${server.url}/v1/notifications/${res.json.id}`, {
+          headers: { authorization: `Bearer ${p.apiKey}` },
+        }),
+      );
+      return got.status !== "queued";
+    });
     expect(got.status).toBe("no_devices");
     expect(got.deliveries.total).toBe(0);
   });
@@ -246,7 +265,7 @@ describe("test notifications from the owner", () => {
     const bystander = await streamDevice("bystander");
     const a = listen(server.url, chosen.credential);
     const b = listen(server.url, bystander.credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([a.opened, b.opened]);
     const sent = await fetch(`${server.url}/v1/devices/${chosen.id}/test`, {
       method: "POST",
       headers: { authorization: `Bearer ${owner}` },
@@ -254,9 +273,11 @@ describe("test notifications from the owner", () => {
     });
     expect(sent.status).toBe(202);
     await a.until(() => a.titles.length === 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // The bystander gets what is published after the test, and not the test before it.
+    await notify(server, { title: "for everyone" });
+    await b.until(() => b.titles.includes("for everyone"));
     expect(a.titles).toEqual(["Herald test notification"]);
-    expect(b.titles).toEqual([]);
+    expect(b.titles).toEqual(["for everyone"]);
     await a.stop();
     await b.stop();
 
@@ -282,14 +303,14 @@ describe("test notifications from the owner", () => {
         headers: { authorization: `Bearer ${owner}` },
       }),
     );
-    for (let i = 0; i < 100 && n.status === "delivering"; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => {
       n = await body(
         await fetch(`${server.url}/v1/notifications/${test.notificationId}`, {
           headers: { authorization: `Bearer ${owner}` },
         }),
       );
-    }
+      return n.status !== "delivering";
+    });
     expect(n.status).toBe("failed");
     expect(n.device_deliveries[0]).toMatchObject({
       state: "failed",
@@ -302,7 +323,7 @@ describe("a database that drops every connection (a restart, as clients see it)"
   it("loses nothing: live delivery resumes and what was published meanwhile arrives", async () => {
     const dev = await streamDevice("survivor", ["survive"]);
     const s = listen(server.url, dev.credential);
-    await new Promise((r) => setTimeout(r, 300));
+    await s.opened;
     expect((await notify(server, { title: "before the drop", topic: "survive" })).status).toBe(202);
     await s.until(() => s.titles.includes("before the drop"));
     expect(s.titles).toContain("before the drop");
@@ -343,7 +364,7 @@ describe("large fan-out batches", () => {
   it("announce in chunks that fit PostgreSQL's NOTIFY limit, so live devices get all of them", async () => {
     const dev = await streamDevice("bulk listener", ["bulk"]);
     const s = listen(server.url, dev.credential);
-    await new Promise((r) => setTimeout(r, 300));
+    await s.opened;
     // 400 notifications committed before any worker sees them: one fan-out batch of 400 ids,
     // whose JSON (~15 KB) is twice what one NOTIFY may carry.
     const { rows } = await server.orm.em
@@ -384,10 +405,7 @@ describe("a large backlog", () => {
           )
         )[0]?.n,
       );
-    const deadline = Date.now() + 15_000;
-    while ((await fannedOut()) < 2500 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(async () => (await fannedOut()) >= 2500, 15_000);
     expect(await fannedOut()).toBe(2500);
     const s = listen(server.url, dev.credential);
     // The hub's sweep runs every 30 s: everything within 15 s came from the catch-up itself.

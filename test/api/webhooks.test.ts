@@ -243,7 +243,7 @@ describe("webhooks", () => {
     const b = await signInStreamDevice(server.url, "second", ["acked"]);
     const sa = listen(server.url, a.credential);
     const sb = listen(server.url, b.credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([sa.opened, sb.opened]);
     const n = await notify(server, { title: "read it", topic: "acked" });
     await sa.until(() => sa.titles.length >= 1);
     await sb.until(() => sb.titles.length >= 1);

@@ -60,6 +60,16 @@ afterAll(async () => {
   await fake?.close();
 });
 
+/** Whether the key is refused now, asked with a request that changes nothing if it is not. */
+const refused = async (key: string) =>
+  (
+    await fetch(`${server.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: "{}",
+    })
+  ).status === 401;
+
 const publish = (key: string, title: string) =>
   fetch(`${server.url}/v1/notify`, {
     method: "POST",
@@ -453,7 +463,8 @@ describe("the console", () => {
     await page.getByRole("link", { name: "API keys" }).click();
     await page.getByRole("button", { name: "Revoke ci" }).click();
     await page.getByText("revoked").waitFor();
-    await new Promise((r) => setTimeout(r, 1100)); // revocation reaches every cache within 1 s
+    // The revocation reaches every cache within a second.
+    await waitFor(() => refused(secret), 1_000);
     expect((await publish(secret, "after revoke")).status).toBe(401);
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByText("Usage this month").waitFor();

@@ -37,6 +37,12 @@ export function listen(baseUrl: string, credential: string, since = "") {
   /** Who cleared each (a device id; empty when its asker withdrew it). */
   const clearedBy = new Map<string, string>();
   let keepalives = 0;
+  // The server writes a keepalive at once, once the stream is registered: from then on,
+  // everything published reaches it live.
+  let markOpen = () => {};
+  const opened = new Promise<void>((resolve) => {
+    markOpen = resolve;
+  });
   const inbox = createClient(InboxService, createGrpcTransport({ baseUrl }));
   const done = (async () => {
     try {
@@ -45,6 +51,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
         { ...bearer(credential), signal: abort.signal },
       )) {
         const m = msg as SubscribeResponse;
+        markOpen();
         if (m.event.case === "notification") {
           titles.push(m.event.value.title);
           ids.push(m.event.value.id);
@@ -56,6 +63,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
     } catch {
       // aborted
     }
+    markOpen();
   })();
   return {
     titles,
@@ -63,6 +71,8 @@ export function listen(baseUrl: string, credential: string, since = "") {
     cleared,
     clearedBy,
     keepalives: () => keepalives,
+    /** Resolves once the stream is open (or ended without opening). */
+    opened,
     async until(pred: () => boolean, ms = 5000) {
       const end = Date.now() + ms;
       while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
