@@ -4,10 +4,11 @@
  * that load, the time a replacement takes to serve, each on a fresh database of the benchmark's PostgreSQL, and the
  * group commit's batch sizes seen under that load (from the processes' own /metrics).
  */
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { createDatabaseIfMissing, freePort } from "../../src/db/embedded/server.ts";
+import { benchNotification } from "./context.ts";
 
 export interface ProcessesResult {
   processes: number;
@@ -68,13 +69,8 @@ function rssMb(pid: number): number {
   }
 }
 
-export async function restMaxWithProcesses(
-  root: string,
-  pgServerUrl: string,
-  processes: number,
-  seconds: number,
-  dataDir: string,
-): Promise<ProcessesResult> {
+/** `npm start` on a fresh database, bootstrapped: its process, address, API key and output. */
+async function startServer(root: string, pgServerUrl: string, processes: number, dataDir: string) {
   const database = `herald_bench_p${processes}_${process.pid}`;
   await createDatabaseIfMissing(`${pgServerUrl}/postgres`, database);
   const child = spawn(process.execPath, [join(root, "scripts/run.mjs"), "main"], {
@@ -114,11 +110,15 @@ export async function restMaxWithProcesses(
       reject(new Error(`npm start exited with ${code}:\n${out}`));
     });
   });
-  // Idle: memory after start, then a serving process killed and the time to its replacement.
+  return { child, url, key, out: () => out };
+}
+
+/** Idle: memory after start, then a serving process killed and the time to its replacement. */
+async function idleAndReplacement(child: ChildProcess, out: () => string) {
   await new Promise((r) => setTimeout(r, 2_000));
   const serving = childPids(child.pid as number);
   const idleRssMb = { supervisor: ownRssMb(child.pid as number), serving: serving.map(ownRssMb) };
-  const listening = () => out.match(/Server listening at/g)?.length ?? 0;
+  const listening = () => out().match(/Server listening at/g)?.length ?? 0;
   const heard = listening();
   const killedAt = performance.now();
   process.kill(serving[0] as number, "SIGKILL");
@@ -126,12 +126,24 @@ export async function restMaxWithProcesses(
     await new Promise((r) => setTimeout(r, 5));
   }
   const replacementMs = Math.round(performance.now() - killedAt);
+  return { idleRssMb, replacementMs };
+}
+
+export async function restMaxWithProcesses(
+  root: string,
+  pgServerUrl: string,
+  processes: number,
+  seconds: number,
+  dataDir: string,
+): Promise<ProcessesResult> {
+  const { child, url, key, out } = await startServer(root, pgServerUrl, processes, dataDir);
+  const { idleRssMb, replacementMs } = await idleAndReplacement(child, out);
   const run = (s: number) =>
     autocannon({
       url: `${url}/v1/notify`,
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ title: "Deploy finished", priority: "high", topic: "bench" }),
+      body: JSON.stringify(benchNotification),
       connections: 50,
       duration: s,
     });

@@ -71,3 +71,9 @@ process.once("SIGTERM", async () => {
   await orm.close();
   process.exit(0);
 });
+// The benchmark gone without a SIGTERM (it crashed): its stdout pipe breaks; stop with it.
+process.stdout.on("error", () => process.exit(1));
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(1);
+}, 1_000).unref();

@@ -88,17 +88,9 @@ export function setProject(id: string): void {
 
 export const currentProject = () => state.projects.find((p) => p.id === state.projectId);
 
-function shell(path: string, title: string): HTMLElement {
-  const app = document.getElementById("app") as HTMLElement;
-  const main = h("main", { id: "main" });
-  const nav = h(
-    "nav",
-    { "aria-label": "Console" },
-    [...routes]
-      .filter(([, r]) => r.nav)
-      .map(([p, r]) => link(p, r.title, { "aria-current": p === path ? "page" : undefined })),
-  );
-  const signOut = h(
+/** Ends the console session. */
+function signOutButton(): HTMLElement {
+  return h(
     "button",
     {
       type: "button",
@@ -110,7 +102,11 @@ function shell(path: string, title: string): HTMLElement {
     },
     "Sign out",
   );
-  const projectSelect = h(
+}
+
+/** The project every page shows. */
+function projectSelect(): HTMLElement {
+  return h(
     "select",
     {
       "aria-label": "Project",
@@ -123,6 +119,18 @@ function shell(path: string, title: string): HTMLElement {
       h("option", { value: p.id, selected: p.id === state.projectId }, p.name),
     ),
   );
+}
+
+function shell(path: string, title: string): HTMLElement {
+  const app = document.getElementById("app") as HTMLElement;
+  const main = h("main", { id: "main" });
+  const nav = h(
+    "nav",
+    { "aria-label": "Console" },
+    [...routes]
+      .filter(([, r]) => r.nav)
+      .map(([p, r]) => link(p, r.title, { "aria-current": p === path ? "page" : undefined })),
+  );
   fill(
     app,
     h(
@@ -133,7 +141,7 @@ function shell(path: string, title: string): HTMLElement {
         { class: "side" },
         h("div", { class: "brand" }, h("img", { src: "/icon.svg", alt: "" }), "Herald"),
         nav,
-        h("div", { class: "foot" }, h("span", {}, state.account?.email ?? ""), signOut),
+        h("div", { class: "foot" }, h("span", {}, state.account?.email ?? ""), signOutButton()),
       ),
       h(
         "div",
@@ -142,7 +150,7 @@ function shell(path: string, title: string): HTMLElement {
           "header",
           { class: "top" },
           h("h1", {}, title),
-          h("label", {}, "Project", projectSelect),
+          h("label", {}, "Project", projectSelect()),
           thisBrowserButton(),
         ),
         main,

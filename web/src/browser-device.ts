@@ -150,71 +150,81 @@ export function listenToServiceWorker(): void {
   });
 }
 
+/** Says this browser is a device, with the button that stops it. */
+function receiving(saved: SavedDevice, redraw: () => void): HTMLElement[] {
+  return [
+    h(
+      "span",
+      { class: "badge ok", role: "status" },
+      saved.platform === "web"
+        ? "This browser receives notifications"
+        : "This page receives notifications while open",
+    ),
+    h(
+      "button",
+      {
+        type: "button",
+        onclick: async () => {
+          await api.devices.signOutDevice({}, asDevice(saved.credential)).catch(() => {});
+          const reg = await navigator.serviceWorker?.getRegistration();
+          await (await reg?.pushManager.getSubscription())?.unsubscribe();
+          await forgetDevice();
+          redraw();
+        },
+      },
+      "Stop notifications here",
+    ),
+  ];
+}
+
+/** Turns this browser on as a device: Web Push if it can, the page's own stream if not. */
+function enableButton(redraw: () => void): HTMLButtonElement {
+  const on = h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      onclick: async () => {
+        on.disabled = true;
+        on.textContent = "Asking the browser's push service…";
+        on.setAttribute("aria-busy", "true");
+        try {
+          const result = await enableThisBrowser(async (platform) => {
+            const { code } = await api.devices.createPairingCode({});
+            const r = await api.devices.signInDevice({
+              method: { case: "pairingCode", value: code },
+              name: browserName(),
+              platform,
+            });
+            return { id: r.device?.id ?? "", credential: r.deviceCredential };
+          });
+          toast(
+            result.platform === "web"
+              ? "This browser now receives notifications, even with the tab closed."
+              : `Web Push is unavailable (${result.why}): this page receives notifications while it is open.`,
+          );
+        } catch (err) {
+          toast(errorText(err));
+        }
+        redraw();
+      },
+    },
+    "Notify me in this browser",
+  );
+  return on;
+}
+
 /** The top bar's button: turns this browser on as a device, or says it is one. */
 export function thisBrowserButton(): HTMLElement {
   const box = h("div", { class: "row" });
   const draw = async () => {
     const saved = await loadDevice();
-    if (saved) {
+    if (saved) fill(box, ...receiving(saved, () => void draw()));
+    else
       fill(
         box,
-        h(
-          "span",
-          { class: "badge ok", role: "status" },
-          saved.platform === "web"
-            ? "This browser receives notifications"
-            : "This page receives notifications while open",
-        ),
-        h(
-          "button",
-          {
-            type: "button",
-            onclick: async () => {
-              await api.devices.signOutDevice({}, asDevice(saved.credential)).catch(() => {});
-              const reg = await navigator.serviceWorker?.getRegistration();
-              await (await reg?.pushManager.getSubscription())?.unsubscribe();
-              await forgetDevice();
-              void draw();
-            },
-          },
-          "Stop notifications here",
-        ),
+        enableButton(() => void draw()),
       );
-      return;
-    }
-    const on = h(
-      "button",
-      {
-        type: "button",
-        class: "primary",
-        onclick: async () => {
-          on.disabled = true;
-          on.textContent = "Asking the browser's push service…";
-          on.setAttribute("aria-busy", "true");
-          try {
-            const result = await enableThisBrowser(async (platform) => {
-              const { code } = await api.devices.createPairingCode({});
-              const r = await api.devices.signInDevice({
-                method: { case: "pairingCode", value: code },
-                name: browserName(),
-                platform,
-              });
-              return { id: r.device?.id ?? "", credential: r.deviceCredential };
-            });
-            toast(
-              result.platform === "web"
-                ? "This browser now receives notifications, even with the tab closed."
-                : `Web Push is unavailable (${result.why}): this page receives notifications while it is open.`,
-            );
-          } catch (err) {
-            toast(errorText(err));
-          }
-          void draw();
-        },
-      },
-      "Notify me in this browser",
-    );
-    fill(box, on);
   };
   void draw();
   return box;

@@ -53,18 +53,89 @@ function tokenRow(t: CliToken, refresh: () => Promise<void>): HTMLTableRowElemen
   );
 }
 
+/** How much of the month's quota the account used. */
+async function usagePanel(): Promise<HTMLElement> {
+  const usage = await api.account.getUsage({});
+  const used = Math.min(
+    100,
+    (usage.notificationsUsed / Math.max(1, usage.notificationsQuota)) * 100,
+  );
+  // Through the CSSOM: the Content-Security-Policy refuses inline style attributes.
+  const bar = h("div");
+  bar.style.width = `${used}%`;
+  return h(
+    "div",
+    { class: "panel" },
+    h("h2", {}, "Usage this month"),
+    h(
+      "p",
+      {},
+      `${usage.notificationsUsed.toLocaleString()} of ${usage.notificationsQuota.toLocaleString()} notifications this month (the server's monthly limit per account, set by the operator with HERALD_MONTHLY_QUOTA); it starts again on ${date(usage.periodEnd)?.toLocaleDateString()}.`,
+    ),
+    h(
+      "div",
+      {
+        class: "meter",
+        role: "meter",
+        "aria-label": "Notifications used this month",
+        "aria-valuemin": 0,
+        "aria-valuemax": usage.notificationsQuota,
+        "aria-valuenow": usage.notificationsUsed,
+      },
+      bar,
+    ),
+  );
+}
+
+/** Changes the password; `refresh` redraws the CLI tokens it may have revoked. */
+function passwordPanel(refresh: () => Promise<void>): HTMLElement {
+  const current = passwordField("Current password", "current-password");
+  const next = passwordField("New password", "new-password");
+  const keep = h("input", { type: "checkbox" });
+  const out = h("div");
+  const form = h(
+    "form",
+    { class: "row" },
+    current.wrap,
+    next.wrap,
+    h("label", { class: "check" }, keep, "keep my CLI tokens working"),
+    h("button", { type: "submit", class: "primary" }, "Change password"),
+  );
+  onSubmit(form, out, async () => {
+    const { sessionsEnded, cliTokensRevoked } = await api.account.changePassword({
+      currentPassword: current.input.value,
+      newPassword: next.input.value,
+      keepCliTokens: keep.checked,
+    });
+    current.input.value = "";
+    next.input.value = "";
+    fill(
+      out,
+      notice(
+        `Password changed. Signed out: ${sessionsEnded} other console session(s); revoked: ${cliTokensRevoked} CLI token(s)${keep.checked ? " (kept, as asked)" : ""}.`,
+        "ok",
+      ),
+    );
+    await refresh();
+  });
+  return h(
+    "div",
+    { class: "panel" },
+    h("h2", {}, "Password"),
+    h(
+      "p",
+      { class: "muted" },
+      `Signed in as ${state.account?.email}. Changing the password signs out every other console session and revokes the account's CLI tokens (herald login again), unless you keep them.`,
+    ),
+    out,
+    form,
+  );
+}
+
 route("/account", {
   title: "Account",
   nav: true,
   async render(main) {
-    const usage = await api.account.getUsage({});
-    const used = Math.min(
-      100,
-      (usage.notificationsUsed / Math.max(1, usage.notificationsQuota)) * 100,
-    );
-    // Through the CSSOM: the Content-Security-Policy refuses inline style attributes.
-    const bar = h("div");
-    bar.style.width = `${used}%`;
     const body = h("tbody");
     const refresh = async () => {
       const { cliTokens } = await api.auth.listCliTokens({});
@@ -73,71 +144,10 @@ route("/account", {
         cliTokens.filter((t) => !t.revokedAt).map((t) => tokenRow(t, refresh)),
       );
     };
-    const current = passwordField("Current password", "current-password");
-    const next = passwordField("New password", "new-password");
-    const keep = h("input", { type: "checkbox" });
-    const out = h("div");
-    const form = h(
-      "form",
-      { class: "row" },
-      current.wrap,
-      next.wrap,
-      h("label", { class: "check" }, keep, "keep my CLI tokens working"),
-      h("button", { type: "submit", class: "primary" }, "Change password"),
-    );
-    onSubmit(form, out, async () => {
-      const { sessionsEnded, cliTokensRevoked } = await api.account.changePassword({
-        currentPassword: current.input.value,
-        newPassword: next.input.value,
-        keepCliTokens: keep.checked,
-      });
-      current.input.value = "";
-      next.input.value = "";
-      fill(
-        out,
-        notice(
-          `Password changed. Signed out: ${sessionsEnded} other console session(s); revoked: ${cliTokensRevoked} CLI token(s)${keep.checked ? " (kept, as asked)" : ""}.`,
-          "ok",
-        ),
-      );
-      await refresh();
-    });
     fill(
       main,
-      h(
-        "div",
-        { class: "panel" },
-        h("h2", {}, "Usage this month"),
-        h(
-          "p",
-          {},
-          `${usage.notificationsUsed.toLocaleString()} of ${usage.notificationsQuota.toLocaleString()} notifications this month (the server's monthly limit per account, set by the operator with HERALD_MONTHLY_QUOTA); it starts again on ${date(usage.periodEnd)?.toLocaleDateString()}.`,
-        ),
-        h(
-          "div",
-          {
-            class: "meter",
-            role: "meter",
-            "aria-label": "Notifications used this month",
-            "aria-valuemin": 0,
-            "aria-valuemax": usage.notificationsQuota,
-            "aria-valuenow": usage.notificationsUsed,
-          },
-          bar,
-        ),
-      ),
-      h(
-        "div",
-        { class: "panel" },
-        h("h2", {}, "Password"),
-        h(
-          "p",
-          { class: "muted" },
-          `Signed in as ${state.account?.email}. Changing the password signs out every other console session and revokes the account's CLI tokens (herald login again), unless you keep them.`,
-        ),
-        out,
-        form,
-      ),
+      await usagePanel(),
+      passwordPanel(refresh),
       h(
         "div",
         { class: "panel" },

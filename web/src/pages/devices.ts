@@ -89,25 +89,36 @@ function pairPanel(): HTMLElement {
   return h("div", { class: "panel" }, h("h2", {}, "Add a device"), start, out);
 }
 
+/** A button of a device's row: runs `run`, then redraws, or says why it failed. */
+function actionButton(
+  label: string,
+  device: string,
+  run: () => Promise<unknown>,
+  refresh: () => Promise<void>,
+  cls = "",
+): HTMLElement {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: cls,
+      "aria-label": `${label} ${device}`,
+      onclick: async () => {
+        try {
+          await run();
+          await refresh();
+        } catch (err) {
+          toast(errorText(err));
+        }
+      },
+    },
+    label,
+  );
+}
+
 function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
   const act = (label: string, run: () => Promise<unknown>, cls = "") =>
-    h(
-      "button",
-      {
-        type: "button",
-        class: cls,
-        "aria-label": `${label} ${d.name}`,
-        onclick: async () => {
-          try {
-            await run();
-            await refresh();
-          } catch (err) {
-            toast(errorText(err));
-          }
-        },
-      },
-      label,
-    );
+    actionButton(label, d.name, run, refresh, cls);
   return h(
     "tr",
     {},

@@ -109,9 +109,9 @@ function acknowledgeButton(n: Notification, done: () => Promise<void>): HTMLElem
   return button;
 }
 
-function item(n: Notification, fresh: boolean, refresh: () => Promise<void>): HTMLLIElement {
-  const more = h("div", { hidden: true });
-  const toggle = h(
+/** Shows and hides a notification's details in `more`, fetching them when opened. */
+function detailsToggle(n: Notification, more: HTMLElement): HTMLElement {
+  const toggle: HTMLElement = h(
     "button",
     {
       type: "button",
@@ -133,6 +133,12 @@ function item(n: Notification, fresh: boolean, refresh: () => Promise<void>): HT
     },
     "Details",
   );
+  return toggle;
+}
+
+function item(n: Notification, fresh: boolean, refresh: () => Promise<void>): HTMLLIElement {
+  const more = h("div", { hidden: true });
+  const toggle = detailsToggle(n, more);
   return h(
     "li",
     { class: fresh ? "fresh" : "", "data-id": n.id },

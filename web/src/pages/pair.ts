@@ -9,6 +9,44 @@ import { browserName, enableThisBrowser } from "../browser-device.ts";
 import { fill, h } from "../dom.ts";
 import { loadDevice } from "../idb.ts";
 
+/** Signs this browser in with the pairing code, saying in `out` how it went. */
+function pairButton(code: string, out: HTMLElement): HTMLButtonElement {
+  const go = h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      onclick: async () => {
+        go.disabled = true;
+        try {
+          const r = await enableThisBrowser(async (platform) => {
+            const s = await api.devices.signInDevice({
+              method: { case: "pairingCode", value: code },
+              name: browserName(),
+              platform,
+            });
+            return { id: s.device?.id ?? "", credential: s.deviceCredential };
+          });
+          fill(
+            out,
+            notice(
+              r.platform === "web"
+                ? "Done: this device receives Herald notifications, even with the browser closed."
+                : `Web Push is unavailable here (${r.why}); this page receives notifications while it stays open.`,
+              "ok",
+            ),
+          );
+        } catch (err) {
+          go.disabled = false;
+          fill(out, notice(errorText(err), "error"));
+        }
+      },
+    },
+    "Receive notifications on this device",
+  );
+  return go;
+}
+
 route("/pair", {
   title: "Receive notifications here",
   open: true,
@@ -17,39 +55,7 @@ route("/pair", {
     const out = h("div");
     const standalone = matchMedia("(display-mode: standalone)").matches;
     const iosBrowser = /iPhone|iPad/.test(navigator.userAgent) && !standalone;
-    const go = h(
-      "button",
-      {
-        type: "button",
-        class: "primary",
-        onclick: async () => {
-          go.disabled = true;
-          try {
-            const r = await enableThisBrowser(async (platform) => {
-              const s = await api.devices.signInDevice({
-                method: { case: "pairingCode", value: code },
-                name: browserName(),
-                platform,
-              });
-              return { id: s.device?.id ?? "", credential: s.deviceCredential };
-            });
-            fill(
-              out,
-              notice(
-                r.platform === "web"
-                  ? "Done: this device receives Herald notifications, even with the browser closed."
-                  : `Web Push is unavailable here (${r.why}); this page receives notifications while it stays open.`,
-                "ok",
-              ),
-            );
-          } catch (err) {
-            go.disabled = false;
-            fill(out, notice(errorText(err), "error"));
-          }
-        },
-      },
-      "Receive notifications on this device",
-    );
+    const go = pairButton(code, out);
     const already = await loadDevice();
     fill(
       app,

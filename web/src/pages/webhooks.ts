@@ -83,6 +83,50 @@ function row(e: WebhookEndpoint, out: HTMLElement, refresh: () => Promise<void>)
   );
 }
 
+/** The new endpoint's form: its URL and events; the secret is shown once in `out`. */
+function endpointForm(out: HTMLElement, refresh: () => Promise<void>): HTMLElement {
+  const url = field("Endpoint URL", {
+    required: true,
+    type: "url",
+    placeholder: "https://hooks.example.com/herald",
+  });
+  url.wrap.classList.add("wide");
+  const boxes = eventTypes.map((t) => ({
+    t,
+    box: h("input", {
+      type: "checkbox",
+      checked: t === "notification.delivered" || t === "delivery.failed",
+    }),
+  }));
+  const form = h(
+    "form",
+    {},
+    h("div", { class: "row" }, url.wrap),
+    h(
+      "fieldset",
+      { class: "events" },
+      h("legend", {}, "Events"),
+      ...boxes.map(({ t, box }) => h("label", { class: "check" }, box, t)),
+    ),
+    h("button", { type: "submit", class: "primary" }, "Add endpoint"),
+  );
+  onSubmit(form, out, async () => {
+    const chosen = boxes.filter((b) => b.box.checked).map((b) => b.t);
+    if (chosen.length === 0) {
+      fill(out, notice("Choose at least one event.", "error"));
+      return;
+    }
+    const { secret } = await api.webhooks.createWebhookEndpoint(
+      { url: url.input.value, eventTypes: chosen },
+      inProject(state.projectId),
+    );
+    url.input.value = "";
+    fill(out, shownOnce(secret, "signing secret", "secret"));
+    await refresh();
+  });
+  return form;
+}
+
 route("/webhooks", {
   title: "Webhooks",
   nav: true,
@@ -98,45 +142,7 @@ route("/webhooks", {
           : h("tr", {}, h("td", { colspan: "5", class: "muted" }, "No endpoints yet.")),
       );
     };
-    const url = field("Endpoint URL", {
-      required: true,
-      type: "url",
-      placeholder: "https://hooks.example.com/herald",
-    });
-    url.wrap.classList.add("wide");
-    const boxes = eventTypes.map((t) => ({
-      t,
-      box: h("input", {
-        type: "checkbox",
-        checked: t === "notification.delivered" || t === "delivery.failed",
-      }),
-    }));
-    const form = h(
-      "form",
-      {},
-      h("div", { class: "row" }, url.wrap),
-      h(
-        "fieldset",
-        { class: "events" },
-        h("legend", {}, "Events"),
-        ...boxes.map(({ t, box }) => h("label", { class: "check" }, box, t)),
-      ),
-      h("button", { type: "submit", class: "primary" }, "Add endpoint"),
-    );
-    onSubmit(form, out, async () => {
-      const chosen = boxes.filter((b) => b.box.checked).map((b) => b.t);
-      if (chosen.length === 0) {
-        fill(out, notice("Choose at least one event.", "error"));
-        return;
-      }
-      const { secret } = await api.webhooks.createWebhookEndpoint(
-        { url: url.input.value, eventTypes: chosen },
-        inProject(state.projectId),
-      );
-      url.input.value = "";
-      fill(out, shownOnce(secret, "signing secret", "secret"));
-      await refresh();
-    });
+    const form = endpointForm(out, refresh);
     fill(
       main,
       h(

@@ -1,0 +1,149 @@
+/**
+ * The benchmark's infrastructure, set up once when first imported: PostgreSQL (embedded, with
+ * durable settings, or DATABASE_URL's server), fake APNs, FCM and Web Push, and the server in
+ * its own process (scripts/bench/server.ts), with an API key. `cleanup` takes it all down.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import webpush from "web-push";
+import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
+import {
+  generateKeyMaterial,
+  PushTokenKeyRing,
+  parseKeyList,
+} from "../../src/domain/push-token-crypto.ts";
+import { startFakeApns } from "../../test/fakes/apns-server.ts";
+import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
+import { testCertificate } from "../../test/fakes/tls.ts";
+import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
+import { log, root, work } from "./context.ts";
+
+log("starting PostgreSQL, fake providers and the server…");
+let serverUrl: string;
+let stopPg = async () => {};
+if (process.env.DATABASE_URL) {
+  const u = new URL(process.env.DATABASE_URL);
+  u.pathname = "";
+  serverUrl = u.toString().replace(/\/$/, "");
+} else {
+  // Durable settings, as in production: fsync and synchronous_commit stay on.
+  const embedded = await startEmbeddedPostgres({
+    dir: work,
+    flags: ["-c", "max_connections=200"],
+  });
+  serverUrl = embedded.serverUrl;
+  stopPg = embedded.stop;
+}
+const database = `herald_bench_${process.pid}`;
+await createDatabaseIfMissing(`${serverUrl}/postgres`, database);
+export const databaseUrl = `${serverUrl}/${database}`;
+
+export const [apns, fcm, webPush] = await Promise.all([
+  startFakeApns(),
+  startFakeFcm(),
+  startFakeWebPush(),
+]);
+const caFile = join(work, "ca.pem");
+writeFileSync(caFile, (await testCertificate()).cert);
+const apnsKeyFile = join(work, "apns.p8");
+writeFileSync(apnsKeyFile, apns.signingKey);
+const vapid = webpush.generateVAPIDKeys();
+const keyMaterial = generateKeyMaterial();
+export const ring = new PushTokenKeyRing(
+  parseKeyList(keyMaterial.keys),
+  Buffer.from(keyMaterial.indexKey, "base64"),
+);
+export const password = "benchmark password";
+
+// BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server under load.
+const serverArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+const child: ChildProcess = spawn(
+  process.execPath,
+  [...serverArgs, join(root, "scripts/bench/server.ts")],
+  {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      HERALD_DATA_DIR: join(work, "data"),
+      HERALD_LOG_LEVEL: process.env.BENCH_SERVER_LOG_LEVEL ?? "warn",
+      HERALD_RATE_LIMIT_BURST: "1000000",
+      HERALD_RATE_LIMIT_PER_SECOND: "1000000",
+      HERALD_ACCOUNT_RATE_BURST: "1000000",
+      HERALD_ACCOUNT_RATE_PER_SECOND: "1000000",
+      HERALD_MONTHLY_QUOTA: "1000000000",
+      HERALD_DB_POOL_SIZE: "20",
+      HERALD_TOKEN_KEYS: keyMaterial.keys,
+      HERALD_TOKEN_INDEX_KEY: keyMaterial.indexKey,
+      BENCH_PASSWORD: password,
+      BENCH_CA_FILE: caFile,
+      BENCH_APNS_ORIGIN: apns.origin,
+      BENCH_APNS_TEAM: apns.teamId,
+      BENCH_APNS_KEY_ID: apns.keyId,
+      BENCH_APNS_KEY_FILE: apnsKeyFile,
+      BENCH_FCM_PORT: String(fcm.port),
+      BENCH_FCM_SERVICE_ACCOUNT: fcm.serviceAccountFile,
+      BENCH_VAPID_PUBLIC: vapid.publicKey,
+      BENCH_VAPID_PRIVATE: vapid.privateKey,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  },
+);
+export const { url, apiKey } = await new Promise<{ url: string; apiKey: string }>(
+  (resolveUrl, reject) => {
+    let buf = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      // The server's own log lines (warnings and errors) are shown; the first JSON line is ours.
+      if (buf.includes("\n")) process.stderr.write(c);
+      buf += c.toString();
+      const line = buf.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolveUrl(JSON.parse(line));
+    });
+    child.once("exit", (code) => reject(new Error(`bench server exited with ${code}`)));
+  },
+);
+export const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+export const auth = { authorization: `Bearer ${apiKey}` };
+
+export async function cleanup() {
+  child.kill("SIGTERM");
+  // The server drains for up to its grace period (10 s); a server that does not stop by then is
+  // a bug worth seeing, and must not leave the benchmark hanging.
+  const killer = setTimeout(() => {
+    log("the server did not stop 20 s after SIGTERM; killing it");
+    child.kill("SIGKILL");
+  }, 20_000);
+  await new Promise((r) => child.once("exit", r));
+  clearTimeout(killer);
+  await db.end();
+  await Promise.all([apns.close(), fcm.close(), webPush.close()]);
+  const admin = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+  await admin.connect();
+  if (!process.env.BENCH_KEEP_DB)
+    await admin.query(`drop database if exists "${database}" with (force)`);
+  await admin.end();
+  await stopPg();
+  rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * Waits until the delivery worker has fanned out everything earlier scenarios published, so
+ * that a latency scenario does not queue behind their backlog; says how long that took.
+ */
+export async function quiesce(): Promise<void> {
+  const t0 = performance.now();
+  for (let i = 0; i < 600; i++) {
+    const { rows } = await db.query<{ n: number }>(
+      "select count(*)::int as n from notification where status = 'queued'",
+    );
+    if (rows[0]?.n === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ms = Math.round(performance.now() - t0);
+  if (ms > 200)
+    log(`    (waited ${ms} ms for the worker to fan out earlier scenarios' notifications)`);
+}
+
+/** The PostgreSQL server the benchmark's databases are on. */
+export const pgServerUrl = serverUrl;

@@ -1,0 +1,62 @@
+/** Scenario 4, second part: the APNs sender's throughput, to the fake in a thread of its own. */
+import { Worker } from "node:worker_threads";
+import { createApnsSender } from "../../../src/delivery/senders/apns.ts";
+import { uuidv7 } from "../../../src/domain/ids.ts";
+import { record, smoke } from "../context.ts";
+
+export async function apnsThroughput(): Promise<void> {
+  const thread = new Worker(new URL("../apns-thread.ts", import.meta.url));
+  const remote = await new Promise<{
+    origin: string;
+    ca: string;
+    teamId: string;
+    keyId: string;
+    signingKey: string;
+  }>((r) => thread.once("message", r));
+  const sender = createApnsSender({
+    teamId: remote.teamId,
+    keyId: remote.keyId,
+    signingKey: remote.signingKey,
+    bundleId: "dev.herald.bench",
+    sandbox: false,
+    endpoint: { origin: remote.origin, ca: remote.ca },
+  });
+  const pushes = smoke ? 100 : 5000;
+  let n = 0;
+  const tp = performance.now();
+  await Promise.all(
+    Array.from({ length: 100 }, async () => {
+      while (n < pushes) {
+        const i = n++;
+        const result = await sender.send(
+          {
+            notificationId: uuidv7(),
+            topic: "t",
+            title: "throughput",
+            message: "m",
+            priority: "high",
+            click_url: null,
+            expiresAt: new Date(Date.now() + 60_000),
+            hasTtl: true,
+          },
+          i.toString(16).padStart(64, "f"),
+        );
+        if (result.kind !== "ok") throw new Error(`APNs push failed: ${JSON.stringify(result)}`);
+      }
+    }),
+  );
+  const pushRate = Math.round(pushes / ((performance.now() - tp) / 1000));
+  await sender.close();
+  thread.postMessage("count");
+  const seen = await new Promise<number>((r) => thread.once("message", r));
+  thread.postMessage("close");
+  await new Promise((r) => thread.once("exit", r));
+  if (seen !== pushes) throw new Error(`the fake APNs saw ${seen} of ${pushes} pushes`);
+  record(
+    "APNs sender throughput (HTTP/2 to the fake in its own thread, 100 concurrent)",
+    `${pushRate} pushes/s`,
+    {
+      pushesPerSecond: pushRate,
+    },
+  );
+}

@@ -1,0 +1,107 @@
+/** Scenario 4: fan-out of one notification to 1,000 devices across fake APNs, FCM and Web Push. */
+import {
+  digestCredential,
+  displayPrefix,
+  mintCredential,
+} from "../../../src/domain/credentials.ts";
+import { uuidv7 } from "../../../src/domain/ids.ts";
+import { log, record, smoke } from "../context.ts";
+import { apns, auth, db, quiesce, ring, url, webPush } from "../infrastructure.ts";
+
+/** Devices of the account, 40 % iOS, 30 % Android, 30 % Web, all filtered to `fanout`. */
+async function addDevices(accountId: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const id = uuidv7();
+    const platform = i % 10 < 4 ? "ios" : i % 10 < 7 ? "android" : "web";
+    let token: string;
+    if (platform === "ios") token = i.toString(16).padStart(64, "0");
+    else if (platform === "android") token = `fcm-bench-${i}:APA91b${"x".repeat(20)}`;
+    else {
+      const s = webPush.subscribe();
+      token = JSON.stringify({ endpoint: s.endpoint, keys: { p256dh: s.p256dh, auth: s.auth } });
+    }
+    const credential = mintCredential("device");
+    const sealed = ring.seal(token, id);
+    await db.query(
+      `insert into device (id, account_id, name, platform, credential_digest, credential_prefix,
+                           token_key_id, token_box, token_index, token_last4, topics)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '{fanout}')`,
+      [
+        id,
+        accountId,
+        `bench ${i}`,
+        platform,
+        digestCredential(credential),
+        displayPrefix(credential),
+        sealed.keyId,
+        sealed.box,
+        ring.blindIndex(platform, token),
+        token.slice(-4),
+      ],
+    );
+  }
+}
+
+/** One fan-out, timed from the publish until every copy settled at the fakes. */
+async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
+  const apnsBefore = apns.received.length;
+  const t0 = performance.now();
+  const fanRes = await fetch(`${url}/v1/notify`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ title: `fan-out (${round})`, topic: "fanout" }),
+  });
+  const fanId = ((await fanRes.json()) as { id: string }).id;
+  let fanMs = Number.NaN;
+  for (let i = 0; i < 6000; i++) {
+    const { rows: r } = await db.query<{ pending: number; total: number }>(
+      "select count(*) filter (where state = 'pending')::int as pending, count(*)::int as total from delivery where notification_id = $1",
+      [fanId],
+    );
+    if (r[0] && r[0].total === fanDevices && r[0].pending === 0) {
+      fanMs = performance.now() - t0;
+      break;
+    }
+    await new Promise((res) => setTimeout(res, 5));
+  }
+  const { rows: states } = await db.query<{ state: string; n: number }>(
+    "select state, count(*)::int as n from delivery where notification_id = $1 group by state",
+    [fanId],
+  );
+  const { rows: perPlatform } = await db.query(
+    `select d.platform, count(*)::int as n, max(d.attempts)::int as max_attempts,
+              round(extract(epoch from min(d.sent_at) - n.created_at) * 1000)::int as first_sent_ms,
+              round(extract(epoch from max(d.sent_at) - n.created_at) * 1000)::int as last_sent_ms,
+              round(extract(epoch from min(d.created_at) - n.created_at) * 1000)::int as fanned_out_ms
+         from delivery d join notification n on n.id = d.notification_id
+        where d.notification_id = $1 group by d.platform, n.created_at`,
+    [fanId],
+  );
+  log(`    per platform: ${JSON.stringify(perPlatform)}`);
+  record(
+    `fan-out to ${fanDevices} devices, ${round} provider connections`,
+    `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}; APNs fake saw ${apns.received.length - apnsBefore})`,
+    { ms: fanMs, states },
+  );
+}
+
+export async function fanOut(): Promise<void> {
+  // --- 4. fan-out to 1,000 devices ---------------------------------------------------------
+  log("4. fan-out to 1,000 devices across fake APNs, FCM and Web Push");
+  await quiesce();
+  const fanDevices = smoke ? 30 : 1000;
+  const [{ account_id: accountId }] = (
+    await db.query<{ account_id: string }>(
+      "select account_id from project where is_default limit 1",
+    )
+  ).rows as [{ account_id: string }];
+  await addDevices(accountId, fanDevices);
+  // The publish path is warm (a publish no fan-out device's filter admits); the providers'
+  // connections are not, the first time: the first fan-out opens them, the second reuses them.
+  await fetch(`${url}/v1/notify`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ title: "warm-up", topic: "warm-up" }),
+  }).then((r) => r.arrayBuffer());
+  for (const round of ["new", "kept-alive"]) await fanOutOnce(round, fanDevices);
+}

@@ -1,0 +1,34 @@
+/** Scenario 6: `npm start` itself with 1 and 2 serving processes, and group commit's batch sizes. */
+import { join } from "node:path";
+import { log, record, root, secs, work } from "../context.ts";
+import { pgServerUrl } from "../infrastructure.ts";
+import { restMaxWithProcesses } from "../processes.ts";
+
+export async function npmStart(commitRate: number): Promise<void> {
+  // --- 6. npm start with 1 and 2 processes, and group commit's batch sizes ------------------
+  log("6. npm start itself: REST maximum with 1 and 2 serving processes");
+  for (const n of [1, 2]) {
+    const r = await restMaxWithProcesses(root, pgServerUrl, n, secs(10), join(work, `data-p${n}`));
+    const share = Number.isNaN(commitRate)
+      ? ""
+      : `; ${(r.perSecond / commitRate).toFixed(2)}× PostgreSQL's two-insert transaction rate`;
+    record(
+      `REST publish, maximum, npm start with ${n} process${n > 1 ? "es" : ""}`,
+      `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}; memory of all its processes at that load: ${r.peakRssMb} MB; idle: supervisor ${r.idleRssMb.supervisor} MB, serving ${r.idleRssMb.serving.join(" + ")} MB; a killed serving process replaced and listening in ${r.replacementMs} ms`,
+      r,
+    );
+    const total = r.batches["+Inf"] ?? 0;
+    const dist = Object.entries(r.batches)
+      .filter(([le]) => le !== "+Inf")
+      .map(([le, c], i, all) => {
+        const below = i > 0 ? (all[i - 1]?.[1] ?? 0) : 0;
+        return `≤${le}: ${total ? Math.round(((c - below) / total) * 100) : 0}%`;
+      })
+      .join(", ");
+    record(
+      `group commit batch sizes at that maximum (${n} process${n > 1 ? "es" : ""})`,
+      `mean ${r.meanBatch} publishes per commit; ${total} commits: ${dist}`,
+      { mean: r.meanBatch, batches: r.batches },
+    );
+  }
+}
