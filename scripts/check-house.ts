@@ -3,7 +3,7 @@
  * CI:
  * 1. transport stays in src/server/: nothing under services/, domain/, db/, delivery/, ops/,
  *    observability/ or sdk/ imports it; domain/ is pure (imports no other layer); db/ imports no use case,
- *    and the rest enters db/ through its front door, db/index.ts;
+ *    and the rest enters db/ through its front door, db/index.ts; services/ read no headers;
  * 2. src/config.ts alone reads the server's environment (the CLI and the SDK, client programs
  *    with their own documented variables, read theirs at their entry points);
  * 3. no file over 300 lines, no function over 60 of its own (nested functions count on their
@@ -117,6 +117,11 @@ for (const file of files(src)) {
     if (targetLayer === "db" && layer !== "db" && target !== "db/index.ts")
       breaches.push(`${rel}: imports ${target} (the persistence wing's door is db/index.ts)`);
   }
+  // Use cases read the typed call context (services/context.ts), never the protocol's headers.
+  if (layer === "services" && /\.(requestHeader|responseHeader|responseTrailer)\b/.test(text))
+    breaches.push(
+      `${rel}: reads or sets headers (use cases take callKey and return typed outcomes)`,
+    );
   if (/process\.env\b/.test(text) && !envReaders.has(rel))
     breaches.push(`${rel}: reads process.env (configuration is read in src/config.ts)`);
   if (lines.length - 1 > maxFileLines)

@@ -4,7 +4,6 @@
  * none of them. It never listens: main.ts does, and tests build the same app on a port of their
  * choosing.
  */
-import { createContextValues } from "@connectrpc/connect";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -33,13 +32,13 @@ import { domainRules } from "./domain/notify-rules.ts";
 import type { PushTokenKeyRing } from "./domain/push-token-crypto.ts";
 import { type RateLimiter, TokenBucketLimiter } from "./domain/token-bucket.ts";
 import { Metrics } from "./observability/metrics.ts";
-import { requestIdKey } from "./server/context.ts";
+import { callContextValues } from "./server/call-context.ts";
 import { registerHealthService } from "./server/grpc/health.ts";
 import { registerReflection } from "./server/grpc/reflection.ts";
 import { createAuthInterceptor } from "./server/interceptors/auth.ts";
 import { createLoggingInterceptor } from "./server/interceptors/logging.ts";
 import { createRateLimitInterceptor } from "./server/interceptors/rate-limit.ts";
-import { restCaptureInterceptor } from "./server/interceptors/rest-capture.ts";
+import { replayedHeaderInterceptor } from "./server/interceptors/replayed-header.ts";
 import { createSessionCookieInterceptor } from "./server/interceptors/session-cookie.ts";
 import { createValidateInterceptor } from "./server/interceptors/validate.ts";
 import { serverOptions } from "./server/options.ts";
@@ -52,7 +51,6 @@ import { registerMcp } from "./server/plugins/mcp.ts";
 import { registerMetrics } from "./server/plugins/metrics.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
 import { Readiness } from "./server/readiness.ts";
-import { clientAddressKey, sessionChangeKey } from "./services/context.ts";
 import { heraldServices, registerServices } from "./services/index.ts";
 
 export interface AppDeps {
@@ -214,18 +212,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (config.reflection) registerReflection(router, [...heraldServices, Health]);
     },
     interceptors: [
-      restCaptureInterceptor,
+      replayedHeaderInterceptor,
       createLoggingInterceptor(app.log, metrics),
       createSessionCookieInterceptor(config.publicUrl),
       createAuthInterceptor(repos.credentials, config.publicUrl, failedAuth),
       rateLimits(app, orm, config),
       createValidateInterceptor(domainRules),
     ],
-    contextValues: (req) =>
-      createContextValues()
-        .set(requestIdKey, req.id)
-        .set(clientAddressKey, req.ip)
-        .set(sessionChangeKey, {}),
+    contextValues: callContextValues,
     readMaxBytes: config.bodyLimitBytes,
     shutdownSignal: shutdown.signal,
   });

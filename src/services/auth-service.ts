@@ -14,7 +14,7 @@ import type {
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
-import { clientAddressKey } from "./context.ts";
+import { callKey, clientAddressKey } from "./context.ts";
 import { cliTokenToProto } from "./mappers.ts";
 import { authenticatePassword, checkCode } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
@@ -62,10 +62,10 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
         req.expiresAt ? timestampDate(req.expiresAt) : null,
         {
           address: ctx.values.get(clientAddressKey),
-          userAgent: ctx.requestHeader.get("user-agent") ?? "",
+          userAgent: ctx.values.get(callKey).userAgent,
         },
       );
-      const base = config.publicUrl ?? `http://${ctx.requestHeader.get("host") ?? "localhost"}`;
+      const base = config.publicUrl ?? `http://${ctx.values.get(callKey).host ?? "localhost"}`;
       const userCode = formatUserCode(login.userCode);
       return {
         deviceCode,

@@ -25,3 +25,21 @@ export interface SessionChange {
 export const sessionChangeKey = createContextKey<SessionChange | undefined>(undefined, {
   description: "the console session's change",
 });
+
+/**
+ * What a call says about itself beside its message, read by the transport from the request
+ * (its headers, however the protocol carries them) and typed here, so that no use case reads
+ * HTTP: the project a CLI token or console session names, the publish's idempotency key, the
+ * client's software, and the host it called (links the server hands out are built on it).
+ */
+export interface CallInfo {
+  project: string | undefined;
+  idempotencyKey: string | undefined;
+  userAgent: string;
+  host: string | undefined;
+}
+
+export const callKey = createContextKey<CallInfo>(
+  { project: undefined, idempotencyKey: undefined, userAgent: "", host: undefined },
+  { description: "what the call says about itself" },
+);

@@ -26,6 +26,7 @@ import { requestFingerprint } from "../domain/fingerprint.ts";
 import { monthOf } from "../domain/month.ts";
 import { contentOf, type NotificationRecord, recordOf } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";
+import { callKey } from "./context.ts";
 import { notificationToProto } from "./mappers.ts";
 import { notificationWithDeliveries } from "./notification-view.ts";
 import { type AwaitNews, createWaitForResponse } from "./responses.ts";
@@ -33,9 +34,6 @@ import { principalOf, projectScope } from "./scope.ts";
 import { createWatchNotifications } from "./watch-notifications.ts";
 
 const defaultPageSize = 20;
-
-/** The response header that tells a replayed answer (REST answers it 200 instead of 202). */
-export const replayedHeader = "idempotent-replayed";
 
 /** The part of a publish request an idempotency fingerprint covers: the request itself. */
 function fingerprintOf(req: NotifyRequest): Buffer {
@@ -180,7 +178,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
         scale: config.ackIntervalScale,
       });
       const response = create(NotifyResponseSchema, { notification: notificationToProto(row) });
-      const key = ctx.requestHeader.get("idempotency-key");
+      const key = ctx.values.get(callKey).idempotencyKey ?? null;
       const fingerprint = key === null ? undefined : fingerprintOf(req);
       let result: PublishResult;
       if (row.status === "scheduled") await scheduledRoom(projectId, key, fingerprint);
@@ -206,10 +204,10 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
         } else quota.giveBack(accountId, now);
       }
       if (result.kind === "busy" || result.kind === "mismatch") throw idempotencyConflict(result);
-      const answer: MessageShape<typeof NotifyResponseSchema> =
-        result.kind === "replay" ? fromBinary(NotifyResponseSchema, result.response) : response;
-      if (result.kind === "replay") ctx.responseHeader.set(replayedHeader, "true");
-      return answer;
+      // A replay: the first answer, as it was, saying that it is one.
+      if (result.kind === "replay")
+        return { ...fromBinary(NotifyResponseSchema, result.response), replayed: true };
+      return response;
     },
 
     async getNotification(req, ctx) {

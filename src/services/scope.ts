@@ -6,7 +6,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { ProjectRepository } from "../db/index.ts";
 import type { Principal } from "../domain/principal.ts";
 import { heraldError } from "../errors.ts";
-import { principalKey } from "./context.ts";
+import { callKey, principalKey } from "./context.ts";
 
 export function principalOf(ctx: HandlerContext): Principal {
   const principal = ctx.values.get(principalKey);
@@ -22,7 +22,7 @@ export async function projectScope(
   if (principal.kind === "apiKey") {
     return { projectId: principal.projectId, accountId: principal.accountId };
   }
-  const named = ctx.requestHeader.get("herald-project");
+  const named = ctx.values.get(callKey).project;
   const project = named
     ? await projects.resolve(principal.accountId, named)
     : await projects.defaultOf(principal.accountId);

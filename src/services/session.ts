@@ -4,7 +4,7 @@
  */
 import type { HandlerContext } from "@connectrpc/connect";
 import { heraldError } from "../errors.ts";
-import { sessionChangeKey } from "./context.ts";
+import { callKey, sessionChangeKey } from "./context.ts";
 
 /** Hands a new session's secret to transport. */
 export function startSession(ctx: HandlerContext, secret: string): void {
@@ -20,7 +20,7 @@ export function endSession(ctx: HandlerContext): void {
 
 /** "Console: Chrome on Linux", from the User-Agent, for the session list. */
 export function consoleName(ctx: HandlerContext): string {
-  const ua = ctx.requestHeader.get("user-agent") ?? "";
+  const ua = ctx.values.get(callKey).userAgent;
   const browser =
     ["Edg", "Firefox", "Chrome", "Safari"].find((b) => ua.includes(`${b}/`)) ?? "a browser";
   const os = ["Android", "iPhone", "iPad", "Mac OS X", "Windows", "Linux"].find((o) =>

@@ -73,6 +73,9 @@ describe.each(Object.entries(transports))("over %s", (name, make) => {
     );
     expect(again.notification?.id).toBe(first.notification?.id);
     expect(replayed).toBe("true");
+    // The outcome is typed in the answer too: a client need not read headers.
+    expect(first.replayed).toBe(false);
+    expect(again.replayed).toBe(true);
   });
 
   it("reports invalid input with the stable code and every field violation", async () => {

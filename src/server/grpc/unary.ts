@@ -59,7 +59,7 @@ import { createHandlerFactory as grpcWebFactory } from "@connectrpc/connect/prot
 
 type Factory = ReturnType<typeof grpcFactory>;
 type Spec = Parameters<Factory>[0];
-type UnarySpec = Extract<Spec, { kind: "unary" }>;
+export type UnarySpec = Extract<Spec, { kind: "unary" }>;
 
 /** Why a call ended, given to its context's signal (a shared reason: no DOMException each). */
 const callEnded = new ConnectError("the call ended", Code.Canceled);
@@ -253,23 +253,37 @@ async function* iterableOf(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
   yield* chunks;
 }
 
+/** A Connect router that also keeps each unary method's implementation, for the REST shim. */
+export type HeraldRouter = ConnectRouter & {
+  /** By request path (`/herald.v1.NotifyService/Notify`). */
+  unary: ReadonlyMap<string, UnarySpec>;
+};
+
 /**
  * A Connect router (Connect, gRPC, gRPC-Web on every method, as `createConnectRouter` makes)
  * whose gRPC unary methods take the handler above.
  */
-export function createRouter(options: Partial<UniversalHandlerOptions>): ConnectRouter {
+export function createRouter(options: Partial<UniversalHandlerOptions>): HeraldRouter {
   const opt = validateUniversalHandlerOptions(options);
   const protocols = [createGrpcHandlerFactory(opt), grpcWebFactory(opt), connectFactory(opt)];
   const handlers: UniversalHandler[] = [];
-  const router: ConnectRouter = {
+  const unary = new Map<string, UnarySpec>();
+  const keep = (spec: Spec) => {
+    if (spec.kind === "unary")
+      unary.set(`/${spec.method.parent.typeName}/${spec.method.name}`, spec);
+  };
+  const router: HeraldRouter = {
     handlers,
+    unary,
     service(service, implementation) {
       const spec = createServiceImplSpec(service, implementation);
+      for (const m of Object.values(spec.methods)) keep(m);
       handlers.push(...createUniversalServiceHandlers(spec, protocols));
       return router;
     },
     rpc(method, implementation) {
       const spec = createMethodImplSpec(method, implementation as never);
+      keep(spec);
       handlers.push(createUniversalMethodHandler(spec, protocols));
       return router;
     },

@@ -14,7 +14,7 @@ import { isProtocolService, rpcName } from "../authz.ts";
 
 const notifyRpc = "herald.v1.NotifyService/Notify";
 
-import { requestIdKey, restExchangeKey } from "../context.ts";
+import { requestIdKey, restDecodeKey } from "../context.ts";
 
 function protocolOf(contentType: string | null, rest: boolean): string {
   if (rest) return "rest";
@@ -34,7 +34,7 @@ export function createLoggingInterceptor(log: FastifyBaseLogger, metrics: Metric
       rpc: rpcName(req.method),
       protocol: protocolOf(
         req.header.get("content-type"),
-        req.contextValues.get(restExchangeKey) !== undefined,
+        req.contextValues.get(restDecodeKey) !== undefined,
       ),
       credential_id: req.contextValues.get(principalKey)?.credentialId,
       ms: Math.round((performance.now() - started) * 10) / 10,

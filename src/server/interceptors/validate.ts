@@ -9,15 +9,13 @@ import type { Interceptor } from "@connectrpc/connect";
 import { type DomainRule, explainViolation } from "../../domain/notify-rules.ts";
 import { type FieldViolation, heraldError } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
-import { restExchangeKey } from "../context.ts";
+import { restDecodeKey } from "../context.ts";
 
 export function createValidateInterceptor(rules: Record<string, DomainRule>): Interceptor {
   const validator = createValidator();
   return (next) => async (req) => {
     if (req.stream) return next(req);
-    const violations: FieldViolation[] = [
-      ...(req.contextValues.get(restExchangeKey)?.decodeViolations ?? []),
-    ];
+    const violations: FieldViolation[] = [...(req.contextValues.get(restDecodeKey) ?? [])];
     const reported = new Set(violations.map((v) => v.field));
     const result = validator.validate(req.method.input, req.message);
     if (result.kind === "error") throw result.error;

@@ -55,7 +55,11 @@ export async function registerConnect(app: FastifyInstance, opts: ConnectOptions
     // POST /v1/notify takes JSON whatever the Content-Type says (or without one).
     rest.removeAllContentTypeParsers();
     rest.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
-    registerRestRoutes(rest, router.handlers, { contextValues: opts.contextValues });
+    registerRestRoutes(rest, router.unary.values(), {
+      contextValues: opts.contextValues,
+      interceptors: opts.interceptors,
+      shutdownSignal: opts.shutdownSignal,
+    });
   });
 
   // The REST routes' OpenAPI description, from the same annotations, built once on first ask.

@@ -2,27 +2,36 @@
  * REST transcoding driven by `google.api.http` annotations. Every unary RPC with an annotation
  * gets a Fastify route; a new annotation in the proto needs no route code here.
  *
- * A REST request is transcoded into a Connect unary call and dispatched to the very handler the
- * RPC surfaces use, so authentication, rate limits, validation and logging run identically.
- * Problems found while decoding (bad JSON, unknown fields, wrong types) are not answered here:
- * they travel in the context and the validation interceptor reports them after authentication,
+ * A REST request is transcoded into the request message and given to the very implementation
+ * the RPC surfaces serve, through the same interceptors (Connect's `invokeUnaryImplementation`),
+ * so authentication, rate limits, validation and logging run identically; the typed response,
+ * or the error as thrown, comes straight back, with no protocol encoding in between. Problems
+ * found while decoding (bad JSON, unknown fields, wrong types) are not answered here: they
+ * travel in the context and the validation interceptor reports them after authentication,
  * together with the proto's rules.
  */
 import {
   type DescMessage,
+  fromJson,
   getOption,
   hasOption,
   type JsonObject,
   type Message,
 } from "@bufbuild/protobuf";
-import { ConnectError, type ContextValues } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createHandlerContext,
+  type Interceptor,
+} from "@connectrpc/connect";
+import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { http } from "../../../gen/google/api/annotations_pb.ts";
 import type { FieldViolation } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
-import { type RestExchange, restExchangeKey } from "../context.ts";
+import { restDecodeKey } from "../context.ts";
+import type { UnarySpec } from "../grpc/unary.ts";
 import { problemFor } from "../problem.ts";
 import { type Binding, bindingsOf } from "./bindings.ts";
 import { bodyField, decodeLeniently, parseBody } from "./decode.ts";
@@ -54,22 +63,23 @@ const keptResponseHeaders = [
 
 export interface RestShimOptions {
   contextValues: (req: FastifyRequest) => ContextValues;
+  interceptors: Interceptor[];
+  shutdownSignal: AbortSignal;
 }
 
-/** Registers a Fastify route for every `google.api.http` binding of the given handlers. */
+/** Registers a Fastify route for every `google.api.http` binding of the given unary methods. */
 export function registerRestRoutes(
   app: FastifyInstance,
-  handlers: readonly UniversalHandler[],
+  methods: Iterable<UnarySpec>,
   opts: RestShimOptions,
 ): void {
-  for (const handler of handlers) {
-    const method = handler.method;
-    if (method.methodKind !== "unary" || !hasOption(method, http)) continue;
-    for (const binding of bindingsOf(getOption(method, http))) {
+  for (const spec of methods) {
+    if (!hasOption(spec.method, http)) continue;
+    for (const binding of bindingsOf(getOption(spec.method, http))) {
       app.route({
         method: binding.verb,
         url: binding.path,
-        handler: (req, reply) => transcode(req, reply, handler, binding, opts),
+        handler: (req, reply) => transcode(req, reply, spec, binding, opts),
       });
     }
   }
@@ -134,50 +144,65 @@ function rpcHeaders(req: FastifyRequest): Headers {
 async function transcode(
   req: FastifyRequest,
   reply: FastifyReply,
-  handler: UniversalHandler,
+  spec: UnarySpec,
   binding: Binding,
   opts: RestShimOptions,
 ): Promise<void> {
-  const { json, violations } = requestJson(req, handler.method.input, binding);
-  const exchange: RestExchange = { decodeViolations: violations };
-  const contextValues = opts.contextValues(req);
-  contextValues.set(restExchangeKey, exchange);
+  const { json, violations } = requestJson(req, spec.method.input, binding);
   const abort = new AbortController();
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
-  const uRes = await handler({
-    httpVersion: "1.1",
-    url: `http://localhost${handler.requestPath}`,
-    method: "POST",
-    header: rpcHeaders(req),
-    body: json,
-    signal: abort.signal,
-    contextValues,
+  const context = createHandlerContext({
+    ...spec,
+    service: spec.method.parent,
+    requestMethod: "POST",
+    protocolName: "rest",
+    timeoutMs: undefined,
+    shutdownSignal: opts.shutdownSignal,
+    requestSignal: abort.signal,
+    requestHeader: rpcHeaders(req),
+    url: `http://localhost/${spec.method.parent.typeName}/${spec.method.name}`,
+    responseHeader: {},
+    contextValues: opts.contextValues(req).set(restDecodeKey, violations),
   });
-  if (exchange.response !== undefined && uRes.status === 200) {
-    await answer(reply, handler, binding, exchange.response, uRes.header);
-    return;
+  try {
+    const input = requestMessage(spec, json);
+    const output = await invokeUnaryImplementation(spec, context, input, opts.interceptors);
+    await answer(reply, spec, binding, output, context.responseHeader);
+  } catch (err) {
+    context.abort(err);
+    const problem = problemFor(err, req.id);
+    reply.code(problem.status).headers(problem.headers).type("application/problem+json");
+    await reply.send(JSON.stringify(problem.body));
+  } finally {
+    context.abort();
   }
-  const problem = problemFor(exchange.error ?? (await errorOf(uRes)), req.id);
-  reply.code(problem.status).headers(problem.headers).type("application/problem+json");
-  await reply.send(JSON.stringify(problem.body));
+}
+
+/** The request message of the JSON the body, path and query made, as Connect would parse it. */
+function requestMessage(spec: UnarySpec, json: JsonObject) {
+  try {
+    return fromJson(spec.method.input, json);
+  } catch (e) {
+    throw ConnectError.from(e, Code.InvalidArgument);
+  }
 }
 
 /** A successful call's REST answer: its status and headers, and the (response_body) JSON. */
 async function answer(
   reply: FastifyReply,
-  handler: UniversalHandler,
+  spec: UnarySpec,
   binding: Binding,
   response: Message,
-  header: Headers | undefined,
+  header: Headers,
 ): Promise<void> {
-  const method = handler.method;
+  const method = spec.method;
   for (const name of keptResponseHeaders) {
-    const value = header?.get(name);
+    const value = header.get(name);
     if (value) reply.header(name, value);
   }
-  const success = restSuccess(rpcName(method), response, header);
+  const success = restSuccess(rpcName(method), response);
   if (success.location) reply.header("location", success.location);
   let schema: DescMessage = method.output;
   let result: Message = response;
@@ -190,19 +215,4 @@ async function answer(
   }
   reply.code(success.status).type("application/json");
   await reply.send(JSON.stringify(restJson(schema, result)));
-}
-
-async function errorOf(uRes: {
-  status: number;
-  header?: Headers;
-  body?: AsyncIterable<Uint8Array>;
-}) {
-  const chunks: Uint8Array[] = [];
-  if (uRes.body) for await (const c of uRes.body) chunks.push(c);
-  const fallback = new ConnectError(`HTTP ${uRes.status}`);
-  try {
-    return errorFromJsonBytes(Buffer.concat(chunks), uRes.header, fallback);
-  } catch {
-    return fallback;
-  }
 }

@@ -1,10 +1,9 @@
 /**
  * The REST shim's HTTP mapping of successful calls: which RPCs answer other than 200, and with
  * which `Location`. The services return data only; RPC surfaces always answer 200 on success.
- * A replayed publish (the service's `idempotent-replayed` header) answers 200: nothing new was
+ * A replayed publish (NotifyResponse.replayed, the use case's typed outcome) answers 200: nothing new was
  * created.
  */
-import { replayedHeader } from "../../services/notify-service.ts";
 
 interface Success {
   status: number;
@@ -38,14 +37,10 @@ export function successStatus(rpc: string): number {
 }
 
 /** The status and `Location` of a REST answer to a successful call of `rpc`. */
-export function restSuccess(
-  rpc: string,
-  response: object,
-  responseHeader: Headers | undefined,
-): { status: number; location?: string } {
+export function restSuccess(rpc: string, response: object): { status: number; location?: string } {
   const entry = table[rpc];
   if (!entry) return { status: 200 };
   const location = entry.location?.(response as Record<string, unknown>);
-  const replayed = responseHeader?.get(replayedHeader) === "true";
+  const replayed = (response as { replayed?: unknown }).replayed === true;
   return { status: replayed ? 200 : entry.status, ...(location ? { location } : {}) };
 }

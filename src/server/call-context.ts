@@ -1,0 +1,27 @@
+/**
+ * The context a call starts with, read from its HTTP request once, here: the request id, the
+ * client's address, the console session it may change, and what it says about itself
+ * (services/context.ts, `CallInfo`). RPC and REST calls alike; no use case reads a header.
+ */
+import { type ContextValues, createContextValues } from "@connectrpc/connect";
+import type { FastifyRequest } from "fastify";
+import { callKey, clientAddressKey, sessionChangeKey } from "../services/context.ts";
+import { requestIdKey } from "./context.ts";
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+export function callContextValues(req: FastifyRequest): ContextValues {
+  return createContextValues()
+    .set(requestIdKey, req.id)
+    .set(clientAddressKey, req.ip)
+    .set(sessionChangeKey, {})
+    .set(callKey, {
+      project: header(req, "herald-project") || undefined,
+      idempotencyKey: header(req, "idempotency-key"),
+      userAgent: header(req, "user-agent") ?? "",
+      host: header(req, "host") ?? header(req, ":authority"),
+    });
+}
