@@ -15,6 +15,7 @@ import { Project } from "./entities/project.ts";
 import { SetupLink } from "./entities/setup-link.ts";
 import { migrations } from "./migrations/index.ts";
 import { guardPool } from "./pool-guard.ts";
+import { applyWebhookFunctions } from "./webhooks/payloads.ts";
 
 export type Orm = MikroORM;
 /** The connection that runs raw statements (the pool behind the ORM). */
@@ -48,5 +49,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
     ensureDatabase: false,
   });
   await orm.migrator.up(opts.migrateTo === undefined ? undefined : { to: opts.migrateTo });
+  if (opts.migrateTo === undefined) await applyWebhookFunctions(orm.em.getConnection());
   return orm;
 }

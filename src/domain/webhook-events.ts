@@ -13,3 +13,5 @@ export const webhookEventTypes = [
   "notification.responded",
   "delivery.failed",
 ] as const;
+
+export type WebhookEventType = (typeof webhookEventTypes)[number];

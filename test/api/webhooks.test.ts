@@ -13,6 +13,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
+import { webhookData } from "../../src/db/webhooks/payloads.ts";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { newAccount, pushDevice } from "../helpers/accounts.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
@@ -111,6 +112,10 @@ describe("webhooks", () => {
     const [msg] = hooks.of("notification.created");
     expect(msg?.verifiedBy).toEqual([secret]);
     expect(msg?.payload.data).toMatchObject({ id: n.json.id, title: "hooked", topic: "hooks" });
+    // The fields are those src/db/webhooks/payloads.ts defines, which the triggers were made of.
+    expect(Object.keys(msg?.payload.data ?? {}).sort()).toEqual(
+      Object.keys(webhookData["notification.created"]).sort(),
+    );
     expect(Math.abs(Number(msg?.timestamp) - Date.now() / 1000)).toBeLessThan(30);
     // docs/api.md's Python snippet verifies it too, and refuses a changed body.
     expect(await pythonVerifies(secret, msg as ReceivedWebhook)).toBe("True");
@@ -223,6 +228,9 @@ describe("webhooks", () => {
       .of("delivery.failed")
       .filter((r) => r.payload.data.notification_id === n.json.id);
     expect(failed).toHaveLength(1);
+    expect(Object.keys(failed[0]?.payload.data ?? {}).sort()).toEqual(
+      Object.keys(webhookData["delivery.failed"]).sort(),
+    );
     expect(failed[0]?.payload.data).toMatchObject({
       platform: "ios",
       reason: expect.stringMatching(/BadDeviceToken/),
