@@ -116,12 +116,17 @@ describe("answering", () => {
       }),
     });
     expect(hook.status, await hook.clone().text()).toBeLessThan(300);
-    await new Promise((r) => setTimeout(r, 200));
+    await onLaptop.opened;
     const id = await askedOn("answer");
     await onLaptop.until(() => onLaptop.ids.includes(id));
 
     const waiting = waitForResponse(id, 20);
-    await new Promise((r) => setTimeout(r, 300));
+    // The long poll is waiting (it holds an open call) before the answer comes.
+    await waitFor(
+      async () =>
+        (await sql<{ n: number }>(server.databaseUrl, "select count(*)::int n from open_call"))[0]
+          ?.n === 1,
+    );
     const answer = await respond(phone.credential, id, { action_id: "yes" });
     expect(answer.status, JSON.stringify(answer.json)).toBe(200);
     expect(answer.json.response).toMatchObject({ action_id: "yes", device_id: phone.id });

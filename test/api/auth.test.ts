@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintCredential } from "../../src/domain/credentials.ts";
 import { sql } from "../helpers/db.ts";
-import { body } from "../helpers/http.ts";
+import { body, refusedAt } from "../helpers/http.ts";
 import {
   addKey,
   addProjectWithKey,
@@ -20,16 +20,6 @@ beforeAll(async () => {
   server = await startServer({ credentialCacheMs: 200 });
 });
 afterAll(async () => server.close());
-
-/** Whether the key is refused now, asked with a request that changes nothing if it is not. */
-const refused = async (key: string) =>
-  (
-    await fetch(`${server.url}/v1/notify`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}` },
-      body: "{}",
-    })
-  ).status === 401;
 
 async function expect401(authorization: string | undefined) {
   const headers: Record<string, string> = {};
@@ -76,7 +66,7 @@ describe("authentication", () => {
     ).toBe(202);
     await sql(server.databaseUrl, "update api_key set revoked_at = now() where id = $1", [keyId]);
     // Every cache forgets it within a second.
-    await waitFor(() => refused(apiKey), 1_000);
+    await waitFor(() => refusedAt(server.url, apiKey), 1_000);
     await expect401(`Bearer ${apiKey}`);
   });
   it("never echoes the credential", async () => {

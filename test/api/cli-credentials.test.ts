@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliFor, home } from "../helpers/cli.ts";
 import { addProjectWithKey, startServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -68,8 +69,19 @@ describe("login --device", () => {
   it("ends at the first Ctrl-C", async () => {
     const abort = new AbortController();
     const started = Date.now();
-    const pending = cli(["login", "--device"], { home: home(), signal: abort.signal });
-    await new Promise((r) => setTimeout(r, 300));
+    let said = "";
+    const pending = cli(["login", "--device"], {
+      home: home(),
+      signal: abort.signal,
+      onStdout: (s) => {
+        said += s;
+      },
+      onStderr: (s) => {
+        said += s;
+      },
+    });
+    // Waiting for the person: it has shown where to approve the login.
+    await waitFor(() => said.includes("/device"));
     abort.abort();
     const r = await pending;
     expect(r.code).toBe(130);

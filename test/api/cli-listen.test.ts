@@ -9,7 +9,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import { formatNotification } from "../../src/cli/commands/listen.ts";
-import { cliFor, devicesListening } from "../helpers/cli.ts";
+import { cliFor, devicesListening, streamOpen } from "../helpers/cli.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -64,9 +64,13 @@ describe("acknowledging from the terminal", () => {
     let press: ((key: string) => void) | undefined;
     let released = false;
     const stop = new AbortController();
+    let shown = "";
     const listening = cli(["listen", "--topic", "pager"], {
       home: h,
       signal: stop.signal,
+      onStdout: (s) => {
+        shown += s;
+      },
       onKey: (handler) => {
         press = handler;
         return () => {
@@ -92,7 +96,8 @@ describe("acknowledging from the terminal", () => {
       return Boolean(acked.acknowledged_at);
     });
     expect(acked.acknowledged_by_device_id).toMatch(/^[0-9a-f-]{36}$/);
-    await new Promise((r) => setTimeout(r, 400)); // the clear reaches the stream
+    // The clear reaches the stream, and listen says so.
+    await waitFor(() => shown.includes(`✓ acknowledged here: ${n.json.id}`));
     stop.abort();
     const out = (await listening).stdout;
     expect(out).toContain("db down");
@@ -128,22 +133,29 @@ describe("listen while the server is away", () => {
     const url = `http://127.0.0.1:${(door.address() as { port: number }).port}`;
     const h = await loggedIn();
     const abort = new AbortController();
+    let out = "";
+    let err = "";
     const listening = cli(["listen", "--url", url, "--topic", "away"], {
       home: h,
       signal: abort.signal,
+      onStdout: (s) => {
+        out += s;
+      },
+      onStderr: (s) => {
+        err += s;
+      },
     });
-    await new Promise((r) => setTimeout(r, 800));
+    await streamOpen(server, "away");
     refusing = true;
     for (const s of open) s.destroy();
-    await new Promise((r) => setTimeout(r, 1800)); // 0.5 s and 1 s of backoff
+    // Two attempts refused: 0.5 s and then 1 s of backoff.
+    await waitFor(() => /retrying in 1 s\n/.test(err), 5_000);
     refusing = false;
+    await waitFor(() => err.includes("reconnected\n"), 5_000);
     await notify(server, { title: "back again", topic: "away" });
-    let result: Awaited<typeof listening> | undefined;
-    void listening.then((r) => {
-      result = r;
-    });
-    await waitFor(() => false, 3_000).then(() => abort.abort());
-    result = await listening;
+    await waitFor(() => out.includes("#away  back again"), 5_000);
+    abort.abort();
+    const result = await listening;
     door.close();
     expect(result.stderr).toMatch(/connection lost \(.*\), retrying in 0\.5 s\n/);
     expect(result.stderr).toMatch(/retrying in 1 s\n/);

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliFor } from "../helpers/cli.ts";
+import { cliFor, streamOpen } from "../helpers/cli.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -106,7 +106,7 @@ describe("on a terminal", () => {
       XDG_CONFIG_HOME: join(h, ".config"),
     });
     await waitFor(() => t.screen().includes("Ctrl-C stops"));
-    await new Promise((r) => setTimeout(r, 500)); // subscribed (the first keepalive is on its way)
+    await streamOpen(server, "outage");
     await door.down();
     await waitFor(() => (t.screen().match(/connection lost/g) ?? []).length >= 2, 10_000);
     await door.up();

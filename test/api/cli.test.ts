@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { cliFor, configFile, devicesListening, home } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
+import { refusedAt } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.ts";
@@ -117,7 +118,7 @@ describe("keys", () => {
     expect(unconfirmed.code).toBe(2);
     expect(unconfirmed.stderr).toContain("add --yes to confirm");
     expect((await cli(["keys", "revoke", id.slice(0, 34), "--yes"], { home: h })).code).toBe(0);
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor(() => refusedAt(server.url, secret), 1_000);
     const refused = await cli(["notify", "after revoke"], {
       home: home(),
       env: { HERALD_API_KEY: secret },

@@ -27,6 +27,18 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
+/** Waits until the slow publish sleeps in its insert, holding the one slot. */
+const holding = () =>
+  waitFor(
+    async () =>
+      (
+        await sql<{ n: number }>(
+          server.databaseUrl,
+          "select count(*)::int n from pg_stat_activity where wait_event = 'PgSleep'",
+        )
+      )[0]?.n === 1,
+  );
+
 const batchSizes = async () => {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const get = (series: string) =>
@@ -54,7 +66,7 @@ describe("group commit", () => {
   it("commits publishes that arrive together in one transaction", async () => {
     // One slot, held by a slow publish: the hundred that arrive meanwhile form the next batch.
     const slow = notify(server, { title: "sleep 0.3" });
-    await new Promise((r) => setTimeout(r, 50));
+    await holding();
     const titles = Array.from({ length: 100 }, (_, i) => `together ${i}`);
     const answers = await Promise.all(titles.map((title) => notify(server, { title })));
     expect(answers.map((a) => a.status)).toEqual(titles.map(() => 202));
@@ -77,7 +89,7 @@ describe("group commit", () => {
     // The slot is held; then a batch of ten forms, one of which sleeps inside the insert: its
     // session is terminated there, after some rows were inserted and before the commit.
     const blocker = notify(server, { title: "sleep 0.3" });
-    await new Promise((r) => setTimeout(r, 50));
+    await holding();
     const titles = ["sleep 5", ...Array.from({ length: 9 }, (_, i) => `doomed ${i}`)];
     const answers = Promise.all(titles.map((title) => notify(server, { title })));
     // The ten queue behind the blocker; once it is answered, the batch of ten is the one asleep.
@@ -104,7 +116,7 @@ describe("group commit", () => {
 
   it("fails a bad row's request alone; the rest of its batch lands", async () => {
     const blocker = notify(server, { title: "sleep 0.3" });
-    await new Promise((r) => setTimeout(r, 50));
+    await holding();
     const titles = Array.from({ length: 10 }, (_, i) => (i === 4 ? "boom" : `fine ${i}`));
     const answers = await Promise.all(titles.map((title) => notify(server, { title })));
     await blocker;
@@ -118,7 +130,7 @@ describe("group commit", () => {
 
   it("makes one notification of 50 concurrent duplicates, replaying it byte for byte", async () => {
     const blocker = notify(server, { title: "sleep 0.3" });
-    await new Promise((r) => setTimeout(r, 50));
+    await holding();
     const body = { title: "once", metadata: { n: 1 } };
     const answers = await Promise.all(
       Array.from({ length: 50 }, () => notify(server, body, { "idempotency-key": "dup-50" })),

@@ -117,7 +117,8 @@ describe("GET /metrics", () => {
        values ($1, $2, 'ios', now() - interval '60 seconds', now() + interval '1 hour')`,
       [res.json.id, device?.id],
     );
-    await new Promise((r) => setTimeout(r, 1100)); // past the scrape's one-second cache
+    // The scrape caches the queue's figures for a second.
+    await waitFor(async () => (await sample(url, "herald_delivery_queue_depth")) === 1, 2_000);
     expect(await sample(url, "herald_delivery_queue_depth")).toBe(1);
     expect(await sample(url, "herald_delivery_queue_due")).toBe(1);
     expect(await sample(url, "herald_delivery_oldest_due_age_seconds")).toBeGreaterThanOrEqual(60);

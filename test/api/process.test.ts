@@ -113,15 +113,17 @@ describe("Ctrl-C with a live stream open", () => {
       platform: "stream",
     });
     const inbox = createClient(InboxService, createGrpcTransport({ baseUrl: proc.url }));
+    let open = false;
     const stream = (async () => {
       for await (const _ of inbox.subscribe(
         {},
         { headers: { authorization: `Bearer ${deviceCredential}` } },
       )) {
-        // nothing is published
+        // Nothing is published: the one message is the keepalive that says it is open.
+        open = true;
       }
     })().catch((err: unknown) => err);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => open);
     const started = Date.now();
     // As a terminal does: to the whole foreground process group.
     process.kill(-(proc.child.pid as number), "SIGINT");

@@ -16,6 +16,7 @@ import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { webhookData } from "../../src/db/webhooks/payloads.ts";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { newAccount, pushDevice } from "../helpers/accounts.ts";
+import { sql } from "../helpers/db.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
 import {
   addProjectWithKey,
@@ -97,6 +98,16 @@ async function register(eventTypes: string[], url = hooks.url, key?: string) {
   expect(res.status, JSON.stringify(res.json)).toBe(200);
   return res.json as { endpoint: JsonBody; secret: string };
 }
+
+/** The webhook events written about a notification, oldest first. */
+const eventsAbout = async (id: string) =>
+  (
+    await sql<{ type: string }>(
+      server.databaseUrl,
+      "select type from webhook_event where subject = $1 order by id",
+      [id],
+    )
+  ).map((r) => r.type);
 
 describe("webhooks", () => {
   it("signs notification.created per Standard Webhooks; the secret is shown once", async () => {
@@ -239,8 +250,9 @@ describe("webhooks", () => {
       hooks.of("notification.failed").filter((r) => r.payload.data.id === n.json.id),
     ).toHaveLength(1);
     // The owner's project has no endpoint for these: nothing of theirs arrives here.
+    // Events are written with the change they report: none was, for any endpoint.
     const theirs = await notify(server, { title: "not for this endpoint" });
-    await new Promise((r) => setTimeout(r, 400));
+    expect(await eventsAbout(theirs.json.id)).toEqual([]);
     expect(hooks.received.some((r) => r.payload.data.id === theirs.json.id)).toBe(false);
   });
 
@@ -264,7 +276,10 @@ describe("webhooks", () => {
     await waitFor(() =>
       hooks.of("notification.delivered").some((r) => r.payload.data.id === n.json.id),
     );
-    await new Promise((r) => setTimeout(r, 400));
+    // Both acknowledgements are committed, and events are written with them: one was.
+    expect(
+      (await eventsAbout(n.json.id)).filter((t) => t === "notification.delivered"),
+    ).toHaveLength(1);
     const told = hooks.of("notification.delivered").filter((r) => r.payload.data.id === n.json.id);
     expect(told).toHaveLength(1);
     expect(told[0]?.payload.data.device_id).toBe(a.id);

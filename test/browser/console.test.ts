@@ -14,6 +14,7 @@ import { SetupLinkRepository } from "../../src/db/repositories/setup-links.ts";
 import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
 import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
 import { chromiumArgs, findChromium } from "../helpers/chromium.ts";
+import { refusedAt } from "../helpers/http.ts";
 import { defaultTestSenders, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -59,16 +60,6 @@ afterAll(async () => {
   await server?.close();
   await fake?.close();
 });
-
-/** Whether the key is refused now, asked with a request that changes nothing if it is not. */
-const refused = async (key: string) =>
-  (
-    await fetch(`${server.url}/v1/notify`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}` },
-      body: "{}",
-    })
-  ).status === 401;
 
 const publish = (key: string, title: string) =>
   fetch(`${server.url}/v1/notify`, {
@@ -464,7 +455,7 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Revoke ci" }).click();
     await page.getByText("revoked").waitFor();
     // The revocation reaches every cache within a second.
-    await waitFor(() => refused(secret), 1_000);
+    await waitFor(() => refusedAt(server.url, secret), 1_000);
     expect((await publish(secret, "after revoke")).status).toBe(401);
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByText("Usage this month").waitFor();

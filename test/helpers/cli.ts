@@ -10,6 +10,7 @@ import { runCli } from "../../src/cli/main.ts";
 import { sql } from "./db.ts";
 import { body } from "./http.ts";
 import { ownerPassword, type TestServer } from "./server.ts";
+import { waitFor } from "./wait.ts";
 
 export interface Run {
   code: number;
@@ -24,6 +25,8 @@ export interface CliOptions {
   signal?: AbortSignal;
   /** Sees standard output as it is written (for commands that run on). */
   onStdout?: (s: string) => void;
+  /** Sees standard error as it is written. */
+  onStderr?: (s: string) => void;
   /** Key presses, as a terminal gives them to `listen`. */
   onKey?: (handler: (key: string) => void) => () => void;
 }
@@ -46,6 +49,7 @@ export function cliFor(serverOf: () => TestServer) {
         stdout += s;
       },
       stderr: (s) => {
+        opts.onStderr?.(s);
         stderr += s;
       },
       readStdin: async () => opts.stdin,
@@ -81,6 +85,19 @@ export function cliFor(serverOf: () => TestServer) {
     );
 
   return { cli, loggedIn, get };
+}
+
+/** Waits until a device that listens to `topic` has its live stream open on the server. */
+export async function streamOpen(server: TestServer, topic: string): Promise<void> {
+  await waitFor(async () => {
+    const [row] = await sql<{ n: number }>(
+      server.databaseUrl,
+      `select count(*)::int as n from open_call c join device d on d.id = c.device_id
+        where c.kind = 'stream' and $1 = any(d.topics)`,
+      [topic],
+    );
+    return (row?.n ?? 0) > 0;
+  }, 15_000);
 }
 
 /**

@@ -8,6 +8,19 @@ export async function body(res: Response): Promise<JsonBody> {
   return (await res.json()) as JsonBody;
 }
 
+/**
+ * Whether a credential is refused now (401), asked with a publish that is invalid if it is not
+ * (400): a probe that changes nothing, for waiting on a revocation to reach every cache.
+ */
+export async function refusedAt(url: string, credential: string): Promise<boolean> {
+  const res = await fetch(`${url}/v1/notify`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${credential}` },
+    body: "{}",
+  });
+  return res.status === 401;
+}
+
 /** The ConnectError a call fails with; fails the test if the call succeeds. */
 export async function failure(call: Promise<unknown>): Promise<ConnectError> {
   try {
