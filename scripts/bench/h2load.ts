@@ -3,73 +3,87 @@
  * generator, so that neither protocol's number carries a Node client's cost.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 import { benchNotification, secs, work } from "./context.ts";
 import { auth, url } from "./infrastructure.ts";
 
+export const h2loadInstalled = () => spawnSync("h2load", ["--version"]).status === 0;
+
+export interface Target {
+  url: string;
+  authorization: string;
+}
+
+export interface H2loadResult {
+  perSecond: number;
+  errors: number;
+  meanLatency: string | undefined;
+}
+
+/** The request bodies, written once: a gRPC frame and the REST JSON. */
+function bodies(): { grpc: string; rest: string } {
+  const grpc = join(work, "notify.grpc");
+  const rest = join(work, "notify.json");
+  if (!existsSync(grpc)) {
+    const message = toBinary(NotifyRequestSchema, create(NotifyRequestSchema, benchNotification));
+    const frame = Buffer.alloc(5 + message.length);
+    frame.writeUInt32BE(message.length, 1);
+    frame.set(message, 5);
+    writeFileSync(grpc, frame);
+    writeFileSync(rest, JSON.stringify(benchNotification));
+  }
+  return { grpc, rest };
+}
+
 /**
- * gRPC (10 connections × 10 streams) and REST over HTTP/1.1 (50 connections) at full speed with
- * h2load (nghttp2), when it is installed; it is optional, so the row says how to get it.
+ * Publishes at full speed for `seconds`: gRPC with 10 connections × 10 streams, REST over
+ * HTTP/1.1 with 50 connections.
  */
+export function h2load(target: Target, protocol: "grpc" | "rest", seconds: number): H2loadResult {
+  const b = bodies();
+  const args =
+    protocol === "grpc"
+      ? ["-c", "10", "-m", "10", "-d", b.grpc, "-H", "content-type: application/grpc"]
+      : ["--h1", "-c", "50", "-m", "1", "-d", b.rest, "-H", "content-type: application/json"];
+  const path = protocol === "grpc" ? "/herald.v1.NotifyService/Notify" : "/v1/notify";
+  const out = execFileSync(
+    "h2load",
+    [
+      "-D",
+      String(seconds),
+      "-H",
+      `authorization: ${target.authorization}`,
+      ...(protocol === "grpc" ? ["-H", "te: trailers"] : []),
+      ...args,
+      `${target.url}${path}`,
+    ],
+    { encoding: "utf8" },
+  );
+  const rate = Number(/finished in [\d.]+s, ([\d.]+) req\/s/.exec(out)?.[1]);
+  const codes = /status codes: \d+ 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+  const failed = /(\d+) failed, (\d+) errored/.exec(out);
+  const errors = [codes?.[1], codes?.[2], codes?.[3], failed?.[2]].reduce(
+    (sum, n) => sum + Number(n ?? 0),
+    0,
+  );
+  const meanLatency = /time for request:\s+\S+\s+\S+\s+(\S+)/.exec(out)?.[1];
+  return { perSecond: Math.round(rate), errors, meanLatency };
+}
+
+/** Both protocols' maximum against the benchmark's server; optional, so the row says how. */
 export function h2loadMax(): { result: string; data: unknown } {
-  if (spawnSync("h2load", ["--version"]).status !== 0) {
+  if (!h2loadInstalled()) {
     return {
       result: "skipped: h2load is not installed (apt-get install nghttp2-client)",
       data: null,
     };
   }
-  const message = toBinary(NotifyRequestSchema, create(NotifyRequestSchema, benchNotification));
-  const frame = Buffer.alloc(5 + message.length);
-  frame.writeUInt32BE(message.length, 1);
-  frame.set(message, 5);
-  const grpcBody = join(work, "notify.grpc");
-  writeFileSync(grpcBody, frame);
-  const restBody = join(work, "notify.json");
-  writeFileSync(restBody, JSON.stringify(benchNotification));
-  const run = (args: string[]) => {
-    const out = execFileSync(
-      "h2load",
-      ["-D", String(secs(10)), "-H", `authorization: ${auth.authorization}`, ...args],
-      { encoding: "utf8" },
-    );
-    const rate = Number(/finished in [\d.]+s, ([\d.]+) req\/s/.exec(out)?.[1]);
-    const codes = /status codes: \d+ 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
-    const failed = /(\d+) failed, (\d+) errored/.exec(out);
-    const errors = [codes?.[1], codes?.[2], codes?.[3], failed?.[2]].reduce(
-      (sum, n) => sum + Number(n ?? 0),
-      0,
-    );
-    const mean = /time for request:\s+\S+\s+\S+\s+(\S+)/.exec(out)?.[1];
-    return { perSecond: Math.round(rate), errors, meanLatency: mean };
-  };
-  const grpc = run([
-    "-c",
-    "10",
-    "-m",
-    "10",
-    "-d",
-    grpcBody,
-    "-H",
-    "content-type: application/grpc",
-    "-H",
-    "te: trailers",
-    `${url}/herald.v1.NotifyService/Notify`,
-  ]);
-  const rest = run([
-    "--h1",
-    "-c",
-    "50",
-    "-m",
-    "1",
-    "-d",
-    restBody,
-    "-H",
-    "content-type: application/json",
-    `${url}/v1/notify`,
-  ]);
+  const target = { url, authorization: auth.authorization };
+  const grpc = h2load(target, "grpc", secs(10));
+  const rest = h2load(target, "rest", secs(10));
   return {
     result: `gRPC ${grpc.perSecond}/s (mean ${grpc.meanLatency}, errors ${grpc.errors}), REST ${rest.perSecond}/s (mean ${rest.meanLatency}, errors ${rest.errors})`,
     data: { grpc, rest },

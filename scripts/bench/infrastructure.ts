@@ -18,7 +18,7 @@ import { startFakeApns } from "../../test/fakes/apns-server.ts";
 import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
 import { testCertificate } from "../../test/fakes/tls.ts";
 import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
-import { log, root, work } from "./context.ts";
+import { log, root, unlimited, work } from "./context.ts";
 
 log("starting PostgreSQL, fake providers and the server…");
 let serverUrl: string;
@@ -68,12 +68,7 @@ const child: ChildProcess = spawn(
       DATABASE_URL: databaseUrl,
       HERALD_DATA_DIR: join(work, "data"),
       HERALD_LOG_LEVEL: process.env.BENCH_SERVER_LOG_LEVEL ?? "warn",
-      HERALD_RATE_LIMIT_BURST: "1000000",
-      HERALD_RATE_LIMIT_PER_SECOND: "1000000",
-      HERALD_ACCOUNT_RATE_BURST: "1000000",
-      HERALD_ACCOUNT_RATE_PER_SECOND: "1000000",
-      HERALD_MONTHLY_QUOTA: "1000000000",
-      HERALD_DB_POOL_SIZE: "20",
+      ...unlimited,
       HERALD_TOKEN_KEYS: keyMaterial.keys,
       HERALD_TOKEN_INDEX_KEY: keyMaterial.indexKey,
       BENCH_PASSWORD: password,

@@ -10,20 +10,30 @@
  * One file per scenario under scenarios/; what they share is set up once by infrastructure.ts
  * (PostgreSQL, the fakes, the server) and context.ts (the command line and the report's rows).
  */
-import { want } from "./context.ts";
-import { cleanup } from "./infrastructure.ts";
+import { record, want } from "./context.ts";
+import { cleanup, databaseUrl, db } from "./infrastructure.ts";
 import { writeReport } from "./report.ts";
 import { apnsThroughput } from "./scenarios/apns-throughput.ts";
+import { cpuPerPublish } from "./scenarios/cpu.ts";
 import { endToEnd } from "./scenarios/end-to-end.ts";
 import { fanOut } from "./scenarios/fan-out.ts";
 import { limits } from "./scenarios/limits.ts";
 import { npmStart } from "./scenarios/npm-start.ts";
 import { restPublish } from "./scenarios/rest.ts";
 import { rpcPublish } from "./scenarios/rpc.ts";
+import { measureYardstick } from "./yardstick.ts";
 
 let restMax = Number.NaN;
-let commitRate = Number.NaN;
 try {
+  // The yardstick first, on a quiet database: every Herald figure is a ratio to it.
+  const yardstick = await measureYardstick(db, databaseUrl);
+  record(
+    "Yardstick: PostgreSQL, transactions of two notification-shaped inserts, 32 clients (pgbench)",
+    Number.isNaN(yardstick.perSecond)
+      ? "missing: pgbench is not installed (Debian: postgresql-15)"
+      : `${yardstick.perSecond}/s, latency ${yardstick.latencyMs} ms average`,
+    yardstick,
+  );
   if (want(1)) restMax = await restPublish();
   if (want(2)) await rpcPublish();
   if (want(3)) await endToEnd();
@@ -31,8 +41,9 @@ try {
     await fanOut();
     await apnsThroughput();
   }
-  if (want(5)) commitRate = await limits(restMax);
-  if (want(6)) await npmStart(commitRate);
+  if (want(5)) await limits(restMax, yardstick.perSecond);
+  if (want(6)) await npmStart(yardstick.perSecond);
+  if (want(7)) await cpuPerPublish(yardstick.perSecond);
   await writeReport();
 } finally {
   await cleanup();

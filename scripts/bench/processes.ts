@@ -8,7 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { createDatabaseIfMissing, freePort } from "../../src/db/embedded/server.ts";
-import { benchNotification } from "./context.ts";
+import { benchNotification, unlimited } from "./context.ts";
 
 export interface ProcessesResult {
   processes: number;
@@ -38,7 +38,7 @@ function ownRssMb(pid: number): number {
   }
 }
 
-function childPids(pid: number): number[] {
+export function childPids(pid: number): number[] {
   try {
     return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
       .split("\n")
@@ -69,11 +69,21 @@ function rssMb(pid: number): number {
   }
 }
 
-/** `npm start` on a fresh database, bootstrapped: its process, address, API key and output. */
-async function startServer(root: string, pgServerUrl: string, processes: number, dataDir: string) {
-  const database = `herald_bench_p${processes}_${process.pid}`;
+/**
+ * `npm start` on a fresh database (named after `name`), bootstrapped: its process, address, API
+ * key and output. Extra node options (a CPU profile) in `nodeArgs`.
+ */
+export async function startServer(
+  root: string,
+  pgServerUrl: string,
+  processes: number,
+  dataDir: string,
+  name = `p${processes}`,
+  nodeArgs: string[] = [],
+) {
+  const database = `herald_bench_${name}_${process.pid}`;
   await createDatabaseIfMissing(`${pgServerUrl}/postgres`, database);
-  const child = spawn(process.execPath, [join(root, "scripts/run.mjs"), "main"], {
+  const child = spawn(process.execPath, [...nodeArgs, join(root, "scripts/run.mjs"), "main"], {
     env: {
       ...process.env,
       DATABASE_URL: `${pgServerUrl}/${database}`,
@@ -83,12 +93,7 @@ async function startServer(root: string, pgServerUrl: string, processes: number,
       HERALD_PROCESSES: String(processes),
       HERALD_DATA_DIR: dataDir,
       HERALD_LOG_LEVEL: "info",
-      HERALD_RATE_LIMIT_BURST: "1000000",
-      HERALD_RATE_LIMIT_PER_SECOND: "1000000",
-      HERALD_ACCOUNT_RATE_BURST: "1000000",
-      HERALD_ACCOUNT_RATE_PER_SECOND: "1000000",
-      HERALD_MONTHLY_QUOTA: "1000000000",
-      HERALD_DB_POOL_SIZE: "20",
+      ...unlimited,
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -110,7 +115,7 @@ async function startServer(root: string, pgServerUrl: string, processes: number,
       reject(new Error(`npm start exited with ${code}:\n${out}`));
     });
   });
-  return { child, url, key, out: () => out };
+  return { child, url, key, out: () => out, databaseUrl: `${pgServerUrl}/${database}` };
 }
 
 /** Idle: memory after start, then a serving process killed and the time to its replacement. */

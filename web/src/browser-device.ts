@@ -150,6 +150,18 @@ export function listenToServiceWorker(): void {
   });
 }
 
+/** Signs this browser in as a device with a pairing code: Web Push if it can, a stream if not. */
+export function pairThisBrowser(code: string): ReturnType<typeof enableThisBrowser> {
+  return enableThisBrowser(async (platform) => {
+    const r = await api.devices.signInDevice({
+      method: { case: "pairingCode", value: code },
+      name: browserName(),
+      platform,
+    });
+    return { id: r.device?.id ?? "", credential: r.deviceCredential };
+  });
+}
+
 /** Says this browser is a device, with the button that stops it. */
 function receiving(saved: SavedDevice, redraw: () => void): HTMLElement[] {
   return [
@@ -189,15 +201,8 @@ function enableButton(redraw: () => void): HTMLButtonElement {
         on.textContent = "Asking the browser's push service…";
         on.setAttribute("aria-busy", "true");
         try {
-          const result = await enableThisBrowser(async (platform) => {
-            const { code } = await api.devices.createPairingCode({});
-            const r = await api.devices.signInDevice({
-              method: { case: "pairingCode", value: code },
-              name: browserName(),
-              platform,
-            });
-            return { id: r.device?.id ?? "", credential: r.deviceCredential };
-          });
+          const { code } = await api.devices.createPairingCode({});
+          const result = await pairThisBrowser(code);
           toast(
             result.platform === "web"
               ? "This browser now receives notifications, even with the tab closed."

@@ -9,9 +9,8 @@ import { fmt, log, record, root, secs, work } from "../context.ts";
 import { databaseUrl } from "../infrastructure.ts";
 import { drive, summarize } from "../stats.ts";
 
-/** PostgreSQL's two-insert transaction rate. */ /** PostgreSQL's own rates: single-row commits, and issue 11's two-insert transactions. */
-async function postgresLimits(): Promise<{ commits: number; transactions: number }> {
-  log("5. the machine's limits");
+/** PostgreSQL's rate of single-row commits, from Node's `pg` (the yardstick is pgbench's). */
+async function postgresLimits(): Promise<number> {
   const raw = new pg.Pool({ connectionString: databaseUrl, max: 20 });
   await raw.query("create table if not exists bench_commit (like notification including defaults)");
   const projectId = (await raw.query<{ id: string }>("select id from project limit 1")).rows[0]?.id;
@@ -23,32 +22,6 @@ async function postgresLimits(): Promise<{ commits: number; transactions: number
     );
   };
   const commits = await drive(commit, { seconds: secs(10), concurrency: 50 });
-  // Issue 11's yardstick: one transaction per request with two inserts (a notification and its
-  // idempotency claim), 32 clients.
-  const txPool = new pg.Pool({ connectionString: databaseUrl, max: 32 });
-  const twoInserts = async () => {
-    const c = await txPool.connect();
-    try {
-      await c.query("begin");
-      for (let i = 0; i < 2; i++) {
-        await c.query(
-          `insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)
-             values ($1, $2, 'bench', 'Deploy finished', '', 'high', 'queued', now())`,
-          [uuidv7(), projectId],
-        );
-      }
-      await c.query("commit");
-    } finally {
-      c.release();
-    }
-  };
-  const transactions = await drive(twoInserts, { seconds: secs(10), concurrency: 32 });
-  await txPool.end();
-  record(
-    "PostgreSQL: transactions of two inserts, one per request (32 clients)",
-    `${transactions.perSecond}/s, p99 ${transactions.p99} ms`,
-    transactions,
-  );
   // The latency floor under Herald's fixed-rate publish: the same commits, at 500/s.
   const commitsAt500 = await drive(commit, { seconds: secs(10), concurrency: 50, rate: 500 });
   await raw.query("drop table bench_commit");
@@ -63,7 +36,7 @@ async function postgresLimits(): Promise<{ commits: number; transactions: number
     fmt(commitsAt500),
     commitsAt500,
   );
-  return { commits: commits.perSecond, transactions: transactions.perSecond };
+  return commits.perSecond;
 }
 
 /** The disk under PostgreSQL: 8 KiB writes, each flushed. */
@@ -120,25 +93,20 @@ async function bareFastify(): Promise<number> {
   return bareRate;
 }
 
-/**
- * The machine's limits, and Herald's REST maximum as a share of each; returns PostgreSQL's
- * two-insert transaction rate.
- */
-export async function limits(restMax: number): Promise<number> {
+/** The machine's other limits, and Herald's REST maximum as a share of each. */
+export async function limits(restMax: number, yardstick: number): Promise<void> {
   log("5. the machine's limits");
-  const pgRates = await postgresLimits();
+  const commits = { perSecond: await postgresLimits() };
   diskLimit();
   const bareRate = await bareFastify();
-  const commits = { perSecond: pgRates.commits };
-  const commitRate = pgRates.transactions;
+  const commitRate = yardstick;
   record(
     "Herald REST publish as a share of the limits",
-    `${Math.round((restMax / commits.perSecond) * 100)}% of PostgreSQL's single-row commit rate, ${(restMax / commitRate).toFixed(2)}× its two-insert transaction rate, ${Math.round((restMax / bareRate) * 100)}% of a bare Fastify route`,
+    `${Math.round((restMax / commits.perSecond) * 100)}% of PostgreSQL's single-row commit rate, ${(restMax / commitRate).toFixed(2)}× the yardstick (pgbench), ${Math.round((restMax / bareRate) * 100)}% of a bare Fastify route`,
     {
       ofCommits: restMax / commits.perSecond,
       ofTransactions: restMax / commitRate,
       ofFastify: restMax / bareRate,
     },
   );
-  return commitRate;
 }

@@ -11,7 +11,7 @@ export async function npmStart(commitRate: number): Promise<void> {
     const r = await restMaxWithProcesses(root, pgServerUrl, n, secs(10), join(work, `data-p${n}`));
     const share = Number.isNaN(commitRate)
       ? ""
-      : `; ${(r.perSecond / commitRate).toFixed(2)}× PostgreSQL's two-insert transaction rate`;
+      : `; ${(r.perSecond / commitRate).toFixed(2)}× the yardstick (pgbench)`;
     record(
       `REST publish, maximum, npm start with ${n} process${n > 1 ? "es" : ""}`,
       `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}; memory of all its processes at that load: ${r.peakRssMb} MB; idle: supervisor ${r.idleRssMb.supervisor} MB, serving ${r.idleRssMb.serving.join(" + ")} MB; a killed serving process replaced and listening in ${r.replacementMs} ms`,

@@ -3,9 +3,9 @@
  * becomes a receiving device with the one-time code: by Web Push where the browser has it
  * (Android Chrome; iOS Safari 16.4+ once Herald is on the home screen), else while open.
  */
-import { api, errorText } from "../api.ts";
+import { errorText } from "../api.ts";
 import { notice, route } from "../app.ts";
-import { browserName, enableThisBrowser } from "../browser-device.ts";
+import { pairThisBrowser } from "../browser-device.ts";
 import { fill, h } from "../dom.ts";
 import { loadDevice } from "../idb.ts";
 
@@ -19,14 +19,7 @@ function pairButton(code: string, out: HTMLElement): HTMLButtonElement {
       onclick: async () => {
         go.disabled = true;
         try {
-          const r = await enableThisBrowser(async (platform) => {
-            const s = await api.devices.signInDevice({
-              method: { case: "pairingCode", value: code },
-              name: browserName(),
-              platform,
-            });
-            return { id: s.device?.id ?? "", credential: s.deviceCredential };
-          });
+          const r = await pairThisBrowser(code);
           fill(
             out,
             notice(

@@ -1,0 +1,64 @@
+/**
+ * The top of a V8 CPU profile (.cpuprofile, from --cpu-prof): self time by function, and by
+ * package (node_modules/<name>, Herald's own code, Node's internals, GC, idle).
+ *
+ *   node scripts/bench/profile.ts .bench/cpu-rest.cpuprofile
+ */
+import { readFileSync } from "node:fs";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Where a function lives: its package, Herald, Node, or V8's own (GC, idle, program). */
+export function ownerOf(url: string, name: string): string {
+  if (url === "") return `(${name.replace(/[()]/g, "")})`;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+  if (pkg) return pkg;
+  if (url.startsWith("node:")) return "node";
+  if (/\/(dist\/server[^/]*|src|gen)\//.test(url)) return "herald";
+  return "other";
+}
+
+/** Self time by function and by owner, as lines: "  12.3 %  name  (owner)". */
+export function topFunctions(file: string, n: number): string {
+  const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
+  const byId = new Map(p.nodes.map((node) => [node.id, node]));
+  const self = new Map<number, number>();
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const dt = p.timeDeltas[i] ?? 0;
+    self.set(id, (self.get(id) ?? 0) + dt);
+    total += dt;
+  });
+  const byFunction = new Map<string, number>();
+  const byOwner = new Map<string, number>();
+  for (const [id, t] of self) {
+    const f = byId.get(id)?.callFrame;
+    if (!f) continue;
+    const owner = ownerOf(f.url, f.functionName);
+    const key = `${f.functionName || "(anonymous)"}  (${owner}${f.url ? `:${f.lineNumber + 1}` : ""})`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + t);
+    byOwner.set(owner, (byOwner.get(owner) ?? 0) + t);
+  }
+  const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)} %`;
+  const top = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, t]) => `      ${pct(t)}  ${k}`)
+      .join("\n");
+  return `    by owner:\n${top(byOwner)}\n    by function:\n${top(byFunction)}`;
+}
+
+if (import.meta.filename === process.argv[1]) {
+  process.stdout.write(
+    `${topFunctions(process.argv[2] as string, Number(process.argv[3] ?? 25))}\n`,
+  );
+}

@@ -1,0 +1,100 @@
+/**
+ * Scenario 7: CPU per publish. `npm start` with one serving process at h2load's maximum, over
+ * REST and over gRPC: the serving process's CPU time (user + system, from /proc) divided by the
+ * publishes committed meanwhile. With BENCH_CPU_PROFILE=1 the serving process writes a CPU
+ * profile (--cpu-prof) of each protocol's run into .bench/, summarised by profile.ts.
+ */
+import { mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import { log, outDir, record, root, secs, work } from "../context.ts";
+import { h2load, h2loadInstalled } from "../h2load.ts";
+import { pgServerUrl } from "../infrastructure.ts";
+import { childPids, startServer } from "../processes.ts";
+import { topFunctions } from "../profile.ts";
+
+/** A process's CPU seconds so far (user + system). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  // utime and stime, fields 14 and 15 of stat, in clock ticks of 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export interface CpuResult {
+  protocol: "rest" | "grpc";
+  microsPerPublish: number;
+  committedPerSecond: number;
+  errors: number;
+}
+
+/** One protocol's run on a server of its own (a profile covers that run alone). */
+async function measure(protocol: "rest" | "grpc", profile: boolean): Promise<CpuResult> {
+  const profDir = join(work, `cpu-prof-${protocol}`);
+  const nodeArgs = profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
+  const server = await startServer(
+    root,
+    pgServerUrl,
+    1,
+    join(work, `data-cpu-${protocol}`),
+    `cpu_${protocol}`,
+    nodeArgs,
+  );
+  const db = new pg.Pool({ connectionString: server.databaseUrl, max: 1 });
+  const count = async () =>
+    Number((await db.query<{ n: string }>("select count(*) n from notification")).rows[0]?.n);
+  try {
+    const serving = childPids(server.child.pid as number)[0] as number;
+    const target = { url: server.url, authorization: `Bearer ${server.key}` };
+    h2load(target, protocol, Math.min(3, secs(3))); // warm-up
+    const [cpu0, rows0, t0] = [cpuSeconds(serving), await count(), performance.now()];
+    const run = h2load(target, protocol, secs(10));
+    const [cpu1, rows1, t1] = [cpuSeconds(serving), await count(), performance.now()];
+    const committed = rows1 - rows0;
+    return {
+      protocol,
+      microsPerPublish: Math.round(((cpu1 - cpu0) * 1e6) / Math.max(1, committed)),
+      committedPerSecond: Math.round(committed / ((t1 - t0) / 1000)),
+      errors: run.errors,
+    };
+  } finally {
+    await db.end();
+    server.child.kill("SIGTERM");
+    await new Promise((r) => server.child.once("exit", r));
+    if (profile) keepProfile(profDir, protocol);
+  }
+}
+
+/** The serving process's profile (the biggest one: the supervisor's is idle), kept in .bench/. */
+function keepProfile(dir: string, protocol: string): void {
+  const files = readdirSync(dir).map((f) => join(dir, f));
+  const biggest = files.sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0];
+  if (!biggest) return;
+  mkdirSync(outDir, { recursive: true });
+  const kept = join(outDir, `cpu-${protocol}.cpuprofile`);
+  renameSync(biggest, kept);
+  log(`    profile: ${kept}\n${topFunctions(kept, 15)}`);
+}
+
+export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
+  log("7. CPU per publish: npm start with 1 serving process, h2load at maximum");
+  if (!h2loadInstalled()) {
+    record(
+      "CPU per publish",
+      "skipped: h2load is not installed (apt-get install nghttp2-client)",
+      null,
+    );
+    return [];
+  }
+  const profile = process.env.BENCH_CPU_PROFILE === "1";
+  const results: CpuResult[] = [];
+  for (const protocol of ["rest", "grpc"] as const) {
+    const r = await measure(protocol, profile);
+    results.push(r);
+    record(
+      `CPU per publish, ${protocol === "rest" ? "REST" : "gRPC"} (1 serving process, h2load)`,
+      `${r.microsPerPublish} µs of the serving process's CPU per committed publish; ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
+      r,
+    );
+  }
+  return results;
+}
