@@ -51,12 +51,17 @@ export interface GroupCommitOptions {
  */
 const batchLockTimeoutMs = 100;
 
-/* One statement: lock, claim and insert for every publish of the batch. */
+/*
+ * One statement: lock, claim and insert for every publish of the batch. Sent through pg itself,
+ * as a named prepared statement with its one parameter bound: each connection parses and plans
+ * it once, and the batch's JSON is neither escaped nor inlined into the text (MikroORM's
+ * `execute` formats parameters into the SQL client-side: profiled at 2 % of a publish's CPU).
+ */
 const batchStatement = `
   with wait as materialized (
     select set_config('lock_timeout', '${batchLockTimeoutMs}ms', true)
   ), input as materialized (
-    select x.* from wait, json_to_recordset(?::json) as x(
+    select x.* from wait, json_to_recordset($1::json) as x(
       i int, ${recordsetColumns}, key text, fingerprint text, response text, ttl int)
   ), locked as materialized (
     select x.*, x.key is null or pg_try_advisory_xact_lock(${keyLock("x.project_id", "x.key")}) as got
@@ -128,9 +133,13 @@ export class GroupCommitter {
   async #commit(batch: Pending[]): Promise<void> {
     let rows: { i: number; got: boolean; inserted: boolean }[];
     try {
-      rows = await this.#orm.em
-        .getConnection()
-        .execute(batchStatement, [JSON.stringify(batch.map(input))], "all");
+      const pool = await this.#orm.em.getConnection().getNativeClient();
+      const res = await pool.query<{ i: number; got: boolean; inserted: boolean }>({
+        name: "herald_group_commit",
+        text: batchStatement,
+        values: [JSON.stringify(batch.map(input))],
+      });
+      rows = res.rows;
     } catch (err) {
       // Down is down for every one of them; anything else is retried one by one, so that one
       // bad row fails its own request alone.

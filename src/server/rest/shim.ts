@@ -141,6 +141,9 @@ function rpcHeaders(req: FastifyRequest): Headers {
   return header;
 }
 
+/** Why a call ended, given to its context's signal (a shared reason: no DOMException each). */
+const callEnded = new ConnectError("the call ended", Code.Canceled);
+
 async function transcode(
   req: FastifyRequest,
   reply: FastifyReply,
@@ -176,7 +179,7 @@ async function transcode(
     reply.code(problem.status).headers(problem.headers).type("application/problem+json");
     await reply.send(JSON.stringify(problem.body));
   } finally {
-    context.abort();
+    context.abort(callEnded);
   }
 }
 
