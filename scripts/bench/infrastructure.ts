@@ -59,49 +59,64 @@ export const password = "benchmark password";
 
 // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server under load.
 const serverArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
-const child: ChildProcess = spawn(
-  process.execPath,
-  [...serverArgs, join(root, "scripts/bench/server.ts")],
-  {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      HERALD_DATA_DIR: join(work, "data"),
-      HERALD_LOG_LEVEL: process.env.BENCH_SERVER_LOG_LEVEL ?? "warn",
-      ...unlimited,
-      HERALD_TOKEN_KEYS: keyMaterial.keys,
-      HERALD_TOKEN_INDEX_KEY: keyMaterial.indexKey,
-      BENCH_PASSWORD: password,
-      BENCH_CA_FILE: caFile,
-      BENCH_APNS_ORIGIN: apns.origin,
-      BENCH_APNS_TEAM: apns.teamId,
-      BENCH_APNS_KEY_ID: apns.keyId,
-      BENCH_APNS_KEY_FILE: apnsKeyFile,
-      BENCH_FCM_PORT: String(fcm.port),
-      BENCH_FCM_SERVICE_ACCOUNT: fcm.serviceAccountFile,
-      BENCH_VAPID_PUBLIC: vapid.publicKey,
-      BENCH_VAPID_PRIVATE: vapid.privateKey,
+/** A server process on the benchmark's database (a second one is a peer: same database). */
+async function spawnServer(name: string) {
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    [...serverArgs, join(root, "scripts/bench/server.ts")],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        HERALD_DATA_DIR: join(work, name),
+        HERALD_LOG_LEVEL: process.env.BENCH_SERVER_LOG_LEVEL ?? "warn",
+        ...unlimited,
+        HERALD_TOKEN_KEYS: keyMaterial.keys,
+        HERALD_TOKEN_INDEX_KEY: keyMaterial.indexKey,
+        BENCH_PASSWORD: password,
+        BENCH_CA_FILE: caFile,
+        BENCH_APNS_ORIGIN: apns.origin,
+        BENCH_APNS_TEAM: apns.teamId,
+        BENCH_APNS_KEY_ID: apns.keyId,
+        BENCH_APNS_KEY_FILE: apnsKeyFile,
+        BENCH_FCM_PORT: String(fcm.port),
+        BENCH_FCM_SERVICE_ACCOUNT: fcm.serviceAccountFile,
+        BENCH_VAPID_PUBLIC: vapid.publicKey,
+        BENCH_VAPID_PRIVATE: vapid.privateKey,
+      },
+      stdio: ["ignore", "pipe", "inherit"],
     },
-    stdio: ["ignore", "pipe", "inherit"],
-  },
-);
-export const { url, apiKey } = await new Promise<{ url: string; apiKey: string }>(
-  (resolveUrl, reject) => {
+  );
+  const said = await new Promise<{ url: string; apiKey: string }>((resolveUrl, reject) => {
     let buf = "";
-    child.stdout?.on("data", (c: Buffer) => {
+    proc.stdout?.on("data", (c: Buffer) => {
       // The server's own log lines (warnings and errors) are shown; the first JSON line is ours.
       if (buf.includes("\n")) process.stderr.write(c);
       buf += c.toString();
       const line = buf.split("\n").find((l) => l.startsWith("{"));
       if (line) resolveUrl(JSON.parse(line));
     });
-    child.once("exit", (code) => reject(new Error(`bench server exited with ${code}`)));
-  },
-);
+    proc.once("exit", (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  return { proc, ...said };
+}
+
+const first = await spawnServer("data");
+const child = first.proc;
+export const { url, apiKey } = first;
+const peers: ChildProcess[] = [];
+
+/** Another server process on the same database: its address. Stopped by `cleanup`. */
+export async function startPeer(): Promise<string> {
+  const peer = await spawnServer(`data-peer-${peers.length}`);
+  peers.push(peer.proc);
+  return peer.url;
+}
 export const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 export const auth = { authorization: `Bearer ${apiKey}` };
 
 export async function cleanup() {
+  for (const p of peers) p.kill("SIGTERM");
   child.kill("SIGTERM");
   // The server drains for up to its grace period (10 s); a server that does not stop by then is
   // a bug worth seeing, and must not leave the benchmark hanging.

@@ -14,7 +14,7 @@ import type pg from "pg";
 import { secs, work } from "./context.ts";
 
 const insert = `insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)
-  values (gen_random_uuid(), :'project', 'bench', 'Deploy finished', '', 'high', 'queued', now());`;
+  values (gen_random_uuid(), :project, 'bench', 'Deploy finished', '', 'high', 'queued', now());`;
 
 /** pgbench, if the machine has it. */
 export function pgbenchPath(): string | undefined {
@@ -49,6 +49,8 @@ export async function measureYardstick(db: pg.Pool, databaseUrl: string): Promis
     bin,
     [
       "-n",
+      "-M",
+      "prepared",
       "-c",
       String(clients),
       "-j",

@@ -63,7 +63,9 @@ export class ProcessPool {
     }));
     // The serving processes run main itself (.js when built, .ts when run as TypeScript), not
     // the launcher that started the supervisor.
-    const heap = [`--max-semi-space-size=8`, `--max-old-space-size=${opts.heapMb}`];
+    // 16 MB semi-spaces: a publish's garbage is young; at 8 MB scavenges cost gRPC ~10 % more
+    // CPU per publish (BENCHMARKS.md, issue 24). The young generation shrinks back when idle.
+    const heap = [`--max-semi-space-size=16`, `--max-old-space-size=${opts.heapMb}`];
     cluster.setupPrimary({
       exec: join(import.meta.dirname, "..", `main${extname(import.meta.filename)}`),
       args: [],
