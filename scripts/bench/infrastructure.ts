@@ -19,6 +19,7 @@ import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
 import { testCertificate } from "../../test/fakes/tls.ts";
 import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
 import { log, root, unlimited, work } from "./context.ts";
+import { running } from "./processes.ts";
 
 log("starting PostgreSQL, fake providers and the server…");
 let serverUrl: string;
@@ -103,6 +104,8 @@ async function spawnServer(name: string) {
 
 const first = await spawnServer("data");
 const child = first.proc;
+/** The first server process's pid (for its CPU time). */
+export const serverPid = child.pid as number;
 export const { url, apiKey } = first;
 const peers: ChildProcess[] = [];
 
@@ -116,7 +119,7 @@ export const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 export const auth = { authorization: `Bearer ${apiKey}` };
 
 export async function cleanup() {
-  for (const p of peers) p.kill("SIGTERM");
+  for (const p of [...peers, ...running]) p.kill("SIGTERM");
   child.kill("SIGTERM");
   // The server drains for up to its grace period (10 s); a server that does not stop by then is
   // a bug worth seeing, and must not leave the benchmark hanging.

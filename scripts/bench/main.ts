@@ -23,6 +23,11 @@ import { restPublish } from "./scenarios/rest.ts";
 import { rpcPublish } from "./scenarios/rpc.ts";
 import { measureYardstick } from "./yardstick.ts";
 
+// Stopped from outside (Ctrl-C, a timeout): take the servers and PostgreSQL down with it.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+}
+
 let restMax = Number.NaN;
 try {
   // The yardstick first, on a quiet database: every Herald figure is a ratio to it.

@@ -69,6 +69,9 @@ function rssMb(pid: number): number {
   }
 }
 
+/** The `npm start` servers running now: the benchmark's cleanup stops any left. */
+export const running = new Set<ChildProcess>();
+
 /**
  * `npm start` on a fresh database (named after `name`), bootstrapped: its process, address, API
  * key and output. Extra node options (a CPU profile) in `nodeArgs`.
@@ -97,6 +100,8 @@ export async function startServer(
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   let out = "";
   child.stdout?.on("data", (c: Buffer) => {
     out += c.toString();

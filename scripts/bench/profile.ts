@@ -26,8 +26,8 @@ export function ownerOf(url: string, name: string): string {
   return "other";
 }
 
-/** Self time by function and by owner, as lines: "  12.3 %  name  (owner)". */
-export function topFunctions(file: string, n: number): string {
+/** Self time by function and by owner, each as [name, share of all samples], largest first. */
+export function shares(file: string) {
   const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(p.nodes.map((node) => [node.id, node]));
   const self = new Map<number, number>();
@@ -47,14 +47,20 @@ export function topFunctions(file: string, n: number): string {
     byFunction.set(key, (byFunction.get(key) ?? 0) + t);
     byOwner.set(owner, (byOwner.get(owner) ?? 0) + t);
   }
-  const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)} %`;
-  const top = (m: Map<string, number>) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
+  const sorted = (m: Map<string, number>) =>
+    [...m].sort((a, b) => b[1] - a[1]).map(([k, t]) => [k, t / total] as const);
+  return { byOwner: sorted(byOwner), byFunction: sorted(byFunction) };
+}
+
+/** The top `n` of each, as lines: "  12.3 %  name  (owner)". */
+export function topFunctions(file: string, n: number): string {
+  const { byOwner, byFunction } = shares(file);
+  const lines = (rows: (readonly [string, number])[]) =>
+    rows
       .slice(0, n)
-      .map(([k, t]) => `      ${pct(t)}  ${k}`)
+      .map(([k, share]) => `      ${(share * 100).toFixed(1).padStart(5)} %  ${k}`)
       .join("\n");
-  return `    by owner:\n${top(byOwner)}\n    by function:\n${top(byFunction)}`;
+  return `    by owner:\n${lines(byOwner)}\n    by function:\n${lines(byFunction)}`;
 }
 
 if (import.meta.filename === process.argv[1]) {

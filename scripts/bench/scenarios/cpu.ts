@@ -1,24 +1,19 @@
 /**
  * Scenario 7: CPU per publish. `npm start` with one serving process at h2load's maximum, over
  * REST and over gRPC: the serving process's CPU time (user + system, from /proc) divided by the
- * publishes committed meanwhile. With BENCH_CPU_PROFILE=1 the serving process writes a CPU
- * profile (--cpu-prof) of each protocol's run into .bench/, summarised by profile.ts.
+ * publishes committed meanwhile; then, in a full run (or a smoke run with BENCH_CPU_PROFILE=1),
+ * a second run under --cpu-prof says where the time goes, kept in .bench/ and summarised by
+ * profile.ts.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { log, outDir, record, root, secs, work } from "../context.ts";
+import { log, outDir, record, root, secs, smoke, work } from "../context.ts";
+import { cpuSeconds } from "../cpu-time.ts";
 import { h2load, h2loadInstalled } from "../h2load.ts";
 import { pgServerUrl } from "../infrastructure.ts";
 import { childPids, startServer } from "../processes.ts";
-import { topFunctions } from "../profile.ts";
-
-/** A process's CPU seconds so far (user + system). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  // utime and stime, fields 14 and 15 of stat, in clock ticks of 1/100 s.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+import { shares, topFunctions } from "../profile.ts";
 
 export interface CpuResult {
   protocol: "rest" | "grpc";
@@ -36,7 +31,7 @@ async function measure(protocol: "rest" | "grpc", profile: boolean): Promise<Cpu
     pgServerUrl,
     1,
     join(work, `data-cpu-${protocol}`),
-    `cpu_${protocol}`,
+    `cpu_${protocol}${profile ? "_profiled" : ""}`,
     nodeArgs,
   );
   const db = new pg.Pool({ connectionString: server.databaseUrl, max: 1 });
@@ -65,14 +60,15 @@ async function measure(protocol: "rest" | "grpc", profile: boolean): Promise<Cpu
 }
 
 /** The serving process's profile (the biggest one: the supervisor's is idle), kept in .bench/. */
-function keepProfile(dir: string, protocol: string): void {
+function keepProfile(dir: string, protocol: string): string | undefined {
   const files = readdirSync(dir).map((f) => join(dir, f));
   const biggest = files.sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0];
-  if (!biggest) return;
+  if (!biggest) return undefined;
   mkdirSync(outDir, { recursive: true });
   const kept = join(outDir, `cpu-${protocol}.cpuprofile`);
   renameSync(biggest, kept);
   log(`    profile: ${kept}\n${topFunctions(kept, 15)}`);
+  return kept;
 }
 
 export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
@@ -85,15 +81,24 @@ export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
     );
     return [];
   }
-  const profile = process.env.BENCH_CPU_PROFILE === "1";
   const results: CpuResult[] = [];
   for (const protocol of ["rest", "grpc"] as const) {
-    const r = await measure(protocol, profile);
+    const name = protocol === "rest" ? "REST" : "gRPC";
+    const r = await measure(protocol, false);
     results.push(r);
     record(
-      `CPU per publish, ${protocol === "rest" ? "REST" : "gRPC"} (1 serving process, h2load)`,
+      `CPU per publish, ${name} (1 serving process, h2load)`,
       `${r.microsPerPublish} µs of the serving process's CPU per committed publish; ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
       r,
+    );
+    // Where it goes: a second run under the profiler (which slows it a little), by owner.
+    if (smoke && process.env.BENCH_CPU_PROFILE !== "1") continue;
+    await measure(protocol, true);
+    const top = shares(join(outDir, `cpu-${protocol}.cpuprofile`)).byOwner.slice(0, 8);
+    record(
+      `CPU profile of a ${name} publish, by owner (self time)`,
+      top.map(([owner, share]) => `${owner} ${(share * 100).toFixed(1)} %`).join(", "),
+      top,
     );
   }
   return results;

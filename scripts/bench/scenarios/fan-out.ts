@@ -6,7 +6,8 @@ import {
 } from "../../../src/domain/credentials.ts";
 import { uuidv7 } from "../../../src/domain/ids.ts";
 import { log, record, smoke } from "../context.ts";
-import { apns, auth, db, quiesce, ring, url, webPush } from "../infrastructure.ts";
+import { cpuMeter } from "../cpu-time.ts";
+import { apns, auth, db, quiesce, ring, serverPid, url, webPush } from "../infrastructure.ts";
 
 /** A device's row: 40 % iOS, 30 % Android, 30 % Web, its token sealed as Herald seals them. */
 function deviceRow(accountId: string, i: number): unknown[] {
@@ -55,6 +56,7 @@ async function addDevices(accountId: string, count: number): Promise<void> {
 /** One fan-out, timed from the publish until every copy settled at the fakes. */
 async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   const apnsBefore = apns.received.length;
+  const [server, fakes] = [cpuMeter(serverPid), cpuMeter(process.pid)];
   const t0 = performance.now();
   const fanRes = await fetch(`${url}/v1/notify`, {
     method: "POST",
@@ -88,10 +90,16 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
     [fanId],
   );
   log(`    per platform: ${JSON.stringify(perPlatform)}`);
+  // Where the time goes: the server's CPU (claim, open tokens, build and encrypt, send, settle)
+  // against the fakes' (in this process), as shares of one core over the round.
+  const cpu = { server: server.share(), fakes: fakes.share() };
+  log(
+    `    CPU over the round: server ${cpu.server.toFixed(2)} of a core, the fakes ${cpu.fakes.toFixed(2)}`,
+  );
   record(
     `fan-out to ${fanDevices} devices, ${round} provider connections`,
-    `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}; APNs fake saw ${apns.received.length - apnsBefore})`,
-    { ms: fanMs, states },
+    `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}; APNs fake saw ${apns.received.length - apnsBefore}); CPU meanwhile: the server ${cpu.server.toFixed(2)} of a core, the fakes ${cpu.fakes.toFixed(2)}`,
+    { ms: fanMs, states, cpu },
   );
 }
 
