@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The held-out measurement of issue 24, outside `npm run bench`: on a PostgreSQL you name (the
+# machine's own, trust auth), the yardstick (pgbench: transactions of two notification-shaped
+# inserts, 32 clients), then `npm start` of this tree with one serving process, driven 10 s at
+# maximum by h2load over REST (HTTP/1.1) and gRPC (h2c); prints each protocol's committed rate,
+# its ratio to the yardstick, and the serving process's CPU per committed publish.
+#
+#   scripts/bench/held-out.sh [postgres://postgres@127.0.0.1:5432] [seconds]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+server=${1:-postgres://postgres@127.0.0.1:5432}
+secs=${2:-10}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+node scripts/bench/bodies.ts "$work"
+sql() { PGOPTIONS="-c client_min_messages=warning" psql "$@"; }
+
+sql "$server/postgres" -qc "drop database if exists herald_yardstick" -c "create database herald_yardstick" >/dev/null
+sql "$server/herald_yardstick" -qc "create table bench_commit (id uuid, project_id uuid, topic text,
+  title text, message text, priority text, status text, created_at timestamptz)" >/dev/null
+insert="insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)
+  values (gen_random_uuid(), :project, 'bench', 'Deploy finished', '', 'high', 'queued', now());"
+printf 'begin;\n%s\n%s\ncommit;\n' "$insert" "$insert" >"$work/two.sql"
+yard=$(pgbench -n -M prepared -c 32 -j 2 -T "$secs" -D project=00000000-0000-0000-0000-000000000001 \
+  -f "$work/two.sql" "$server/herald_yardstick" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+echo "yardstick (pgbench): ${yard%.*} transactions/s"
+
+port=18666
+for proto in rest grpc; do
+  db=herald_held_out_$proto
+  sql "$server/postgres" -qc "drop database if exists $db" -c "create database $db" >/dev/null
+  DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 HERALD_DATA_DIR="$work/data-$proto" \
+    HERALD_PORT=$port HERALD_PROCESSES=1 HERALD_LOG_FORMAT=json \
+    HERALD_RATE_LIMIT_BURST=1000000 HERALD_RATE_LIMIT_PER_SECOND=1000000 \
+    HERALD_ACCOUNT_RATE_BURST=1000000 HERALD_ACCOUNT_RATE_PER_SECOND=1000000 \
+    HERALD_MONTHLY_QUOTA=1000000000 HERALD_DB_POOL_SIZE=20 \
+    node scripts/run.mjs main >"$work/$proto.log" 2>&1 &
+  sup=$!
+  for _ in $(seq 1 150); do curl -sf "localhost:$port/readyz" >/dev/null && break; sleep 0.2; done
+  key=$(grep -o 'hk_[A-Za-z0-9_]*' "$work/$proto.log" | head -1)
+  serving=$(pgrep -P "$sup" | head -1)
+  if [ "$proto" = rest ]; then
+    args=(--h1 -c 50 -m 1 -d "$work/notify.json" -H "content-type: application/json" "http://127.0.0.1:$port/v1/notify")
+  else
+    args=(-c 10 -m 10 -d "$work/notify.grpc" -H "content-type: application/grpc" -H "te: trailers"
+      "http://127.0.0.1:$port/herald.v1.NotifyService/Notify")
+  fi
+  h2load -D 3 -H "authorization: Bearer $key" "${args[@]}" >/dev/null 2>&1
+  count() { sql "$server/$db" -Atc "select count(*) from notification"; }
+  ticks() { awk '{print $14 + $15}' "/proc/$serving/stat"; }
+  c0=$(ticks); r0=$(count)
+  h2load -D "$secs" -H "authorization: Bearer $key" "${args[@]}" >/dev/null 2>&1
+  c1=$(ticks); r1=$(count)
+  n=$((r1 - r0))
+  awk -v n="$n" -v s="$secs" -v c=$((c1 - c0)) -v y="$yard" -v p="$proto" 'BEGIN {
+    printf "%s: %d committed/s (%.2fx the yardstick), %d us of the serving process CPU per publish\n",
+      p, n / s, n / s / y, c * 10000 / n }'
+  kill -TERM "$sup"
+  wait "$sup" || true
+done
