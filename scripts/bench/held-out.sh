@@ -12,7 +12,7 @@ server=${1:-postgres://postgres@127.0.0.1:5432}
 secs=${2:-10}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-node scripts/bench/bodies.ts "$work"
+node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work"
 sql() { PGOPTIONS="-c client_min_messages=warning" psql "$@"; }
 
 sql "$server/postgres" -qc "drop database if exists herald_yardstick" -c "create database herald_yardstick" >/dev/null
@@ -26,6 +26,10 @@ yard=$(pgbench -n -M prepared -c 32 -j 2 -T "$secs" -D project=00000000-0000-000
 echo "yardstick (pgbench): ${yard%.*} transactions/s"
 
 port=18666
+if curl -sf "localhost:$port/readyz" >/dev/null; then
+  echo "port $port is taken (a server left running?)" >&2
+  exit 1
+fi
 for proto in rest grpc; do
   db=herald_held_out_$proto
   sql "$server/postgres" -qc "drop database if exists $db" -c "create database $db" >/dev/null

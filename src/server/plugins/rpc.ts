@@ -3,6 +3,8 @@
  * the REST shim on the `google.api.http` paths, all from one Connect router and therefore one
  * interceptor chain.
  */
+
+import type { Http2ServerRequest, Http2ServerResponse, OutgoingHttpHeaders } from "node:http2";
 import {
   Code,
   ConnectError,
@@ -18,6 +20,7 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { serveH2Unary } from "../grpc/h2-unary.ts";
 import { createRouter } from "../grpc/unary.ts";
 import { openApiDocument } from "../rest/openapi.ts";
 import { registerRestRoutes } from "../rest/shim.ts";
@@ -83,6 +86,23 @@ async function serve(
   opts: ConnectOptions,
 ): Promise<void> {
   reply.hijack();
+  if (req.raw.httpVersionMajor === 2 && handler.method.methodKind === "unary") {
+    await serveH2Unary(
+      handler,
+      req.raw as unknown as Http2ServerRequest,
+      reply.raw as unknown as Http2ServerResponse,
+      {
+        contextValues: opts.contextValues(req),
+        readMaxBytes: opts.readMaxBytes,
+        extra: reply.getHeaders() as OutgoingHttpHeaders,
+      },
+    ).catch((err: unknown) => {
+      // A client gone before its answer is no error of ours.
+      if (reply.raw.destroyed) req.log.debug({ err }, "client went away before the answer");
+      else req.log.error({ err }, "answering the RPC failed");
+    });
+    return;
+  }
   const uRes = await handler(
     universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
   );
