@@ -1,6 +1,6 @@
 /**
- * Writes the publish the held-out run sends: DIR/notify.json and DIR/notify.grpc (one gRPC
- * frame), the same notification as every scenario.
+ * The publish every scenario sends, and its request bodies on disk for h2load: DIR/notify.json
+ * and DIR/notify.grpc (one gRPC frame). The held-out run writes them from the command line.
  *
  *   node scripts/bench/bodies.ts DIR
  */
@@ -9,11 +9,19 @@ import { join } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 
-const benchNotification = { title: "Deploy finished", priority: "high", topic: "bench" };
-const dir = process.argv[2] ?? ".";
-const message = toBinary(NotifyRequestSchema, create(NotifyRequestSchema, benchNotification));
-const frame = Buffer.alloc(5 + message.length);
-frame.writeUInt32BE(message.length, 1);
-frame.set(message, 5);
-writeFileSync(join(dir, "notify.grpc"), frame);
-writeFileSync(join(dir, "notify.json"), JSON.stringify(benchNotification));
+/** The same publish everywhere. */
+export const benchNotification = { title: "Deploy finished", priority: "high", topic: "bench" };
+
+/** Writes the two bodies into `dir`; answers their paths. */
+export function writeBodies(dir: string): { grpc: string; rest: string } {
+  const message = toBinary(NotifyRequestSchema, create(NotifyRequestSchema, benchNotification));
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  const paths = { grpc: join(dir, "notify.grpc"), rest: join(dir, "notify.json") };
+  writeFileSync(paths.grpc, frame);
+  writeFileSync(paths.rest, JSON.stringify(benchNotification));
+  return paths;
+}
+
+if (import.meta.filename === process.argv[1]) writeBodies(process.argv[2] ?? ".");

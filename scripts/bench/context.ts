@@ -39,5 +39,4 @@ export const unlimited = {
   HERALD_DB_POOL_SIZE: "20",
 };
 
-/** The same publish everywhere. */
-export const benchNotification = { title: "Deploy finished", priority: "high", topic: "bench" };
+export { benchNotification } from "./bodies.ts";

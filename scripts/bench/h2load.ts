@@ -3,11 +3,8 @@
  * generator, so that neither protocol's number carries a Node client's cost.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
-import { benchNotification, secs, work } from "./context.ts";
+import { writeBodies } from "./bodies.ts";
+import { secs, work } from "./context.ts";
 import { auth, url } from "./infrastructure.ts";
 
 export const h2loadInstalled = () => spawnSync("h2load", ["--version"]).status === 0;
@@ -23,20 +20,12 @@ export interface H2loadResult {
   meanLatency: string | undefined;
 }
 
-/** The request bodies, written once: a gRPC frame and the REST JSON. */
-function bodies(): { grpc: string; rest: string } {
-  const grpc = join(work, "notify.grpc");
-  const rest = join(work, "notify.json");
-  if (!existsSync(grpc)) {
-    const message = toBinary(NotifyRequestSchema, create(NotifyRequestSchema, benchNotification));
-    const frame = Buffer.alloc(5 + message.length);
-    frame.writeUInt32BE(message.length, 1);
-    frame.set(message, 5);
-    writeFileSync(grpc, frame);
-    writeFileSync(rest, JSON.stringify(benchNotification));
-  }
-  return { grpc, rest };
-}
+/** The request bodies, written once into the benchmark's directory. */
+let written: { grpc: string; rest: string } | undefined;
+const bodies = () => {
+  written ??= writeBodies(work);
+  return written;
+};
 
 /**
  * Publishes at full speed for `seconds`: gRPC with 10 connections × 10 streams, REST over

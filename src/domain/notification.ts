@@ -82,10 +82,13 @@ export function camelCase(name: string): string {
  * of it carries as written (a field added to the content reaches every reader from here).
  */
 export function apiContentOf(row: Content): Record<string, unknown> {
-  return Object.fromEntries(
-    contentFields.flatMap((f) => (row[f] === null ? [] : [[camelCase(f), row[f]]])),
-  );
+  const out: Record<string, unknown> = {};
+  for (const [field, name] of apiNames) if (row[field] !== null) out[name] = row[field];
+  return out;
 }
+
+/** Each content field with its API name, worked out once (the mapping runs on every answer). */
+const apiNames = contentFields.map((f) => [f, camelCase(f)] as const);
 
 /** What a notification says, defaults filled in: topic `default`, priority `normal`. */
 export function contentOf(req: NotifyRequest): Content {

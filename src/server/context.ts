@@ -1,8 +1,9 @@
 /**
  * Per-request values of the transport: the request id, and what a REST call carries beside its
- * RPC. (Who calls and from where, which use cases read too, are in services/context.ts.)
+ * RPC (who calls and from where, which use cases read too, are in services/context.ts); and
+ * what every way of answering a call shares: how a call's signal ends, and its headers.
  */
-import { createContextKey } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import type { FieldViolation } from "../errors.ts";
 
 /** A short id that ties a response to its log line; echoed as `request-id` and in problems. */
@@ -16,3 +17,22 @@ export const requestIdKey = createContextKey<string>("", { description: "request
 export const restDecodeKey = createContextKey<readonly FieldViolation[] | undefined>(undefined, {
   description: "REST decoding problems",
 });
+
+/**
+ * Why a call ended, given to its context's or request's signal when it is over: one shared
+ * reason, so that no call pays for a new `DOMException` (profiled: 1.7-2.4 % of a publish).
+ */
+export const callEnded = new ConnectError("the call ended", Code.Canceled);
+
+/** A Node request's headers as the call's `Headers`: pseudo-headers and `dropped` left out. */
+export function webHeaders(
+  raw: Record<string, string | string[] | undefined>,
+  dropped?: ReadonlySet<string>,
+): Headers {
+  const header = new Headers();
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined || k.startsWith(":") || dropped?.has(k)) continue;
+    header.set(k, Array.isArray(v) ? v.join(", ") : v);
+  }
+  return header;
+}

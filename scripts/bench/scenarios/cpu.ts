@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { log, outDir, record, root, secs, smoke, work } from "../context.ts";
-import { cpuSeconds } from "../cpu-time.ts";
+import { cpuMeter } from "../cpu-time.ts";
 import { h2load, h2loadInstalled } from "../h2load.ts";
 import { pgServerUrl } from "../infrastructure.ts";
 import { childPids, startServer } from "../processes.ts";
@@ -41,14 +41,15 @@ async function measure(protocol: "rest" | "grpc", profile: boolean): Promise<Cpu
     const serving = childPids(server.child.pid as number)[0] as number;
     const target = { url: server.url, authorization: `Bearer ${server.key}` };
     h2load(target, protocol, Math.min(3, secs(3))); // warm-up
-    const [cpu0, rows0, t0] = [cpuSeconds(serving), await count(), performance.now()];
+    const [rows0, t0] = [await count(), performance.now()];
+    const cpu = cpuMeter(serving);
     const run = h2load(target, protocol, secs(10));
-    const [cpu1, rows1, t1] = [cpuSeconds(serving), await count(), performance.now()];
-    const committed = rows1 - rows0;
+    const cpuUsed = cpu.seconds();
+    const committed = (await count()) - rows0;
     return {
       protocol,
-      microsPerPublish: Math.round(((cpu1 - cpu0) * 1e6) / Math.max(1, committed)),
-      committedPerSecond: Math.round(committed / ((t1 - t0) / 1000)),
+      microsPerPublish: Math.round((cpuUsed * 1e6) / Math.max(1, committed)),
+      committedPerSecond: Math.round(committed / ((performance.now() - t0) / 1000)),
       errors: run.errors,
     };
   } finally {

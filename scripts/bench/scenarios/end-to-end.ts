@@ -48,7 +48,11 @@ async function streamDevice(at: string, topic: string, sentAt: Map<string, numbe
     }
   })();
   await opened;
-  return { arrived, stop: () => (abort.abort(), done) };
+  const stop = () => {
+    abort.abort();
+    return done;
+  };
+  return { arrived, stop };
 }
 
 /** Publishes at 200/s for the scenario's time to `topic`; answers how many and the latencies. */

@@ -19,7 +19,7 @@
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { isDatabaseUnavailable } from "../errors.ts";
 import type { Orm } from "../orm.ts";
-import { notificationColumns, recordsetColumns } from "./codec.ts";
+import { notificationColumns, notificationColumnsOf, recordsetColumns } from "./codec.ts";
 import { claimRecord, keyLock } from "./idempotency-claim.ts";
 import {
   type IdempotencyClaim,
@@ -74,10 +74,7 @@ const batchStatement = `
   )}
   ), ins as (
     insert into notification (${notificationColumns})
-    select ${notificationColumns
-      .split(", ")
-      .map((c) => `l.${c}`)
-      .join(", ")}
+    select ${notificationColumnsOf("l")}
       from locked l
      where l.got and (l.key is null or l.id in (select notification_id from claim))
     returning id

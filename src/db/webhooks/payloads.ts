@@ -57,11 +57,14 @@ function data(type: WebhookEventType): string {
   return `jsonb_build_object(${fields.join(", ")})`;
 }
 
-/** One event of `type` about `subject` (SQL), for herald_webhook_emit. */
-function event(type: WebhookEventType | { sql: string; data: string }, subject: string): string {
-  const [t, d] = typeof type === "string" ? [`'${type}'`, data(type)] : [type.sql, type.data];
-  return `jsonb_build_object('type', ${t}, 'project_id', n.project_id, 'subject', ${subject}, 'data', ${d})`;
+/** One event about `subject`, for herald_webhook_emit: its type and data as SQL. */
+function eventSql(type: string, data: string, subject: string): string {
+  return `jsonb_build_object('type', ${type}, 'project_id', n.project_id, 'subject', ${subject}, 'data', ${data})`;
 }
+
+/** One event of `type` about `subject` (SQL). */
+const event = (type: WebhookEventType, subject: string) =>
+  eventSql(`'${type}'`, data(type), subject);
 
 /** A row trigger's function: emits `type` when `when` holds of the changed row. */
 function rowEvents(name: string, events: { when: string; type: WebhookEventType }[]): string {
@@ -109,11 +112,9 @@ const deliveryChanged = `create or replace function herald_webhook_delivery_chan
            where d.state in ('delivered', 'opened') and b.state not in ('delivered', 'opened')
            group by n.id
           union all
-          select ${event(
-            {
-              sql: "case when bool_or(a.state = 'failed') then 'notification.failed' else 'notification.expired' end",
-              data: data("notification.failed"),
-            },
+          select ${eventSql(
+            "case when bool_or(a.state = 'failed') then 'notification.failed' else 'notification.expired' end",
+            data("notification.failed"),
             "n.id",
           )}
             from (select distinct notification_id from changed

@@ -11,11 +11,9 @@
  * `DOMException` alone.
  */
 import type { Http2ServerRequest, Http2ServerResponse, OutgoingHttpHeaders } from "node:http2";
-import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
+import type { ContextValues } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
-
-/** Why a call's signal ended when its stream closed normally (shared: no DOMException each). */
-const streamClosed = new ConnectError("the stream closed", Code.Canceled);
+import { callEnded, webHeaders } from "../context.ts";
 
 /** The request's body, read whole; past `max` bytes reading stops (the handler refuses it). */
 function bodyOf(req: Http2ServerRequest, max: number): AsyncIterable<Uint8Array> {
@@ -42,15 +40,6 @@ function bodyOf(req: Http2ServerRequest, max: number): AsyncIterable<Uint8Array>
   };
 }
 
-function headersOf(raw: Http2ServerRequest["headers"]): Headers {
-  const header = new Headers();
-  for (const [k, v] of Object.entries(raw)) {
-    if (v === undefined || k.startsWith(":")) continue;
-    header.set(k, Array.isArray(v) ? v.join(", ") : v);
-  }
-  return header;
-}
-
 function nodeHeaders(h: Headers | undefined, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
   h?.forEach((v, k) => {
     into[k] = k === "set-cookie" ? h.getSetCookie() : v;
@@ -69,12 +58,12 @@ export async function serveH2Unary(
   opts: { contextValues: ContextValues; readMaxBytes: number; extra: OutgoingHttpHeaders },
 ): Promise<void> {
   const abort = new AbortController();
-  req.once("close", () => abort.abort(streamClosed));
+  req.once("close", () => abort.abort(callEnded));
   const uRes: UniversalServerResponse = await handler({
     httpVersion: "2.0",
     method: req.method,
     url: `http://${req.authority}${req.url}`,
-    header: headersOf(req.headers),
+    header: webHeaders(req.headers),
     // Some bytes past the limit, so that the handler sees a message too large as one.
     body: bodyOf(req, opts.readMaxBytes + 6),
     signal: abort.signal,
@@ -89,7 +78,7 @@ export async function serveH2Unary(
   for (const [k, v] of Object.entries(opts.extra))
     if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) head[k] = v;
   nodeHeaders(uRes.header, head);
-  const trailers = uRes.trailer && [...uRes.trailer.keys()].length > 0 ? uRes.trailer : undefined;
+  const trailers = uRes.trailer?.keys().next().done === false ? uRes.trailer : undefined;
   // The compatibility layer already listens for `wantTrailers` and sends what addTrailers gave.
   if (trailers) res.addTrailers(nodeHeaders(trailers, {}));
   stream.respond(head, { waitForTrailers: trailers !== undefined });

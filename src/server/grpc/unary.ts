@@ -56,13 +56,11 @@ import {
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
 import { createHandlerFactory as grpcWebFactory } from "@connectrpc/connect/protocol-grpc-web";
+import { callEnded } from "../context.ts";
 
 type Factory = ReturnType<typeof grpcFactory>;
 type Spec = Parameters<Factory>[0];
 export type UnarySpec = Extract<Spec, { kind: "unary" }>;
-
-/** Why a call ended, given to its context's signal (a shared reason: no DOMException each). */
-const callEnded = new ConnectError("the call ended", Code.Canceled);
 
 /** Connect's gRPC handler factory, with unary methods served by `unaryHandler`. */
 export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOptions>): Factory {

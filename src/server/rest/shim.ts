@@ -30,7 +30,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { http } from "../../../gen/google/api/annotations_pb.ts";
 import type { FieldViolation } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
-import { restDecodeKey } from "../context.ts";
+import { callEnded, restDecodeKey, webHeaders } from "../context.ts";
 import type { UnarySpec } from "../grpc/unary.ts";
 import { problemFor } from "../problem.ts";
 import { type Binding, bindingsOf } from "./bindings.ts";
@@ -131,18 +131,11 @@ function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) 
 
 /** The RPC's request headers: the client's, less those of the REST exchange itself. */
 function rpcHeaders(req: FastifyRequest): Headers {
-  const header = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined && !droppedHeaders.has(k) && !k.startsWith(":"))
-      header.set(k, Array.isArray(v) ? v.join(", ") : v);
-  }
+  const header = webHeaders(req.headers, droppedHeaders);
   header.set("content-type", "application/json");
   header.set("connect-protocol-version", "1");
   return header;
 }
-
-/** Why a call ended, given to its context's signal (a shared reason: no DOMException each). */
-const callEnded = new ConnectError("the call ended", Code.Canceled);
 
 async function transcode(
   req: FastifyRequest,
