@@ -10,6 +10,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import { Health } from "../gen/grpc/health/v1/health_pb.ts";
+import { NotifyService } from "../gen/herald/v1/notify_service_pb.ts";
 import type { Config } from "./config.ts";
 import type { Orm } from "./db/index.ts";
 import {
@@ -35,6 +36,8 @@ import { Metrics } from "./observability/metrics.ts";
 import { callContextValues } from "./server/call-context.ts";
 import { registerHealthService } from "./server/grpc/health.ts";
 import { registerReflection } from "./server/grpc/reflection.ts";
+import type { UnarySpec } from "./server/grpc/unary.ts";
+import { registerInboundHooks } from "./server/hooks/inbound.ts";
 import { createAuthInterceptor } from "./server/interceptors/auth.ts";
 import { createLoggingInterceptor } from "./server/interceptors/logging.ts";
 import { createRateLimitInterceptor } from "./server/interceptors/rate-limit.ts";
@@ -51,6 +54,7 @@ import { registerMcp } from "./server/plugins/mcp.ts";
 import { registerMetrics } from "./server/plugins/metrics.ts";
 import { registerConnect } from "./server/plugins/rpc.ts";
 import { Readiness } from "./server/readiness.ts";
+import { createHookIntake } from "./services/hook-intake.ts";
 import { heraldServices, registerServices } from "./services/index.ts";
 
 export interface AppDeps {
@@ -191,7 +195,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook("onRequest", async (req, reply) => void reply.header("request-id", req.id));
   registerErrorHandling(app, config.bodyLimitBytes);
-  await registerConnect(app, {
+  const interceptors = [
+    replayedHeaderInterceptor,
+    createLoggingInterceptor(app.log, metrics),
+    createSessionCookieInterceptor(config.publicUrl),
+    createAuthInterceptor(repos.credentials, config.publicUrl, failedAuth),
+    rateLimits(app, orm, config),
+    createValidateInterceptor(domainRules),
+  ];
+  const unary = await registerConnect(app, {
     routes: (router) => {
       registerServices(router, {
         config,
@@ -211,17 +223,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       });
       if (config.reflection) registerReflection(router, [...heraldServices, Health]);
     },
-    interceptors: [
-      replayedHeaderInterceptor,
-      createLoggingInterceptor(app.log, metrics),
-      createSessionCookieInterceptor(config.publicUrl),
-      createAuthInterceptor(repos.credentials, config.publicUrl, failedAuth),
-      rateLimits(app, orm, config),
-      createValidateInterceptor(domainRules),
-    ],
+    interceptors,
     contextValues: callContextValues,
     readMaxBytes: config.bodyLimitBytes,
     shutdownSignal: shutdown.signal,
+  });
+  await registerInboundHooks(app, {
+    intake: createHookIntake({ hooks: repos.hooks, log: app.log }),
+    notify: unary.get(`/${NotifyService.typeName}/Notify`) as UnarySpec,
+    interceptors,
+    contextValues: callContextValues,
+    shutdownSignal: shutdown.signal,
+    failures: failedAuth,
+    bodyLimit: config.hookBodyLimitBytes,
   });
   registerConsole(app);
   registerHealth(app, readiness);

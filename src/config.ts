@@ -30,6 +30,8 @@ export interface Config {
   logFormat: "json" | "pretty";
   /** Largest accepted request body (16 KiB): the JSON of a maximal notification is far below it. */
   bodyLimitBytes: number;
+  /** Largest body an inbound hook takes (1 MiB): senders' events are far bigger than ours. */
+  hookBodyLimitBytes: number;
   /** How long an idempotency key is remembered (docs/api.md: 24 hours). */
   idempotencyTtlSeconds: number;
   /**
@@ -248,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: int(env, "HERALD_DB_POOL_SIZE", 10, 1, 200),
     ...logSettings(env),
     bodyLimitBytes: 16 * 1024,
+    hookBodyLimitBytes: 1024 * 1024,
     idempotencyTtlSeconds: int(env, "HERALD_IDEMPOTENCY_TTL_SECONDS", 86400, 60, 7 * 86400),
     idempotencyWaitMs: int(env, "HERALD_IDEMPOTENCY_WAIT_MS", 5000, 0, 60000),
     rateLimitBurst: int(env, "HERALD_RATE_LIMIT_BURST", 60, 1, 1_000_000),

@@ -13,6 +13,7 @@ import { DeliveryRepository } from "./repositories/deliveries.ts";
 import { DeviceLoginRepository } from "./repositories/device-logins.ts";
 import { DeviceRepository } from "./repositories/devices.ts";
 import { HealthRepository } from "./repositories/health.ts";
+import { HookRepository } from "./repositories/hooks.ts";
 import { NotificationRepository } from "./repositories/notifications.ts";
 import { OpenCallRepository } from "./repositories/open-calls.ts";
 import { PairingCodeRepository } from "./repositories/pairing-codes.ts";
@@ -46,6 +47,7 @@ export function createRepositories(
     deviceLogins: new DeviceLoginRepository(orm),
     devices: new DeviceRepository(orm, opts.tokenKeys, opts.limits.devicesPerAccount),
     health: new HealthRepository(orm),
+    hooks: new HookRepository(orm, opts.tokenKeys, opts.limits.hooksPerProject),
     notifications: new NotificationRepository(
       orm,
       opts.groupCommit && new GroupCommitter(orm, opts.groupCommit),
@@ -98,6 +100,7 @@ export type { CredentialVerifier } from "./repositories/credential-verifier.ts";
 export type { DeliveryRepository, DeviceDeliveryRow } from "./repositories/deliveries.ts";
 export type { DeviceLoginRepository } from "./repositories/device-logins.ts";
 export { DeviceRepository, type DeviceRow } from "./repositories/devices.ts";
+export type { CalledHook, HookRepository, HookRow } from "./repositories/hooks.ts";
 export type { NotificationRepository, PublishResult } from "./repositories/notifications.ts";
 export type { OpenCall, OpenCallRepository } from "./repositories/open-calls.ts";
 export type { PairingCodeRepository } from "./repositories/pairing-codes.ts";

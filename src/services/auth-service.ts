@@ -17,7 +17,7 @@ import { heraldError } from "../errors.ts";
 import { callKey, clientAddressKey } from "./context.ts";
 import { cliTokenToProto } from "./mappers.ts";
 import { authenticatePassword, checkCode } from "./password-auth.ts";
-import { principalOf } from "./scope.ts";
+import { principalOf, publicBase } from "./scope.ts";
 import { consoleName, endSession, startSession } from "./session.ts";
 
 /** RFC 8628: how long codes live and the minimum poll interval. */
@@ -65,7 +65,7 @@ export function createAuthService(deps: AuthDeps): ServiceImpl<typeof AuthServic
           userAgent: ctx.values.get(callKey).userAgent,
         },
       );
-      const base = config.publicUrl ?? `http://${ctx.values.get(callKey).host ?? "localhost"}`;
+      const base = publicBase(ctx, config.publicUrl);
       const userCode = formatUserCode(login.userCode);
       return {
         deviceCode,

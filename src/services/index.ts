@@ -4,6 +4,7 @@ import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
 import { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
 import { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { HookService } from "../../gen/herald/v1/hook_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
@@ -17,6 +18,7 @@ import { createAccountService } from "./account-service.ts";
 import { createApiKeyService } from "./api-key-service.ts";
 import { createAuthService } from "./auth-service.ts";
 import { createDeviceService } from "./device-service.ts";
+import { createHookService } from "./hook-service.ts";
 import { createInboxService } from "./inbox-service.ts";
 import { createNotifyService } from "./notify-service.ts";
 import { createProjectService } from "./project-service.ts";
@@ -32,6 +34,7 @@ export const heraldServices = [
   DeviceService,
   InboxService,
   WebhookService,
+  HookService,
 ] as const;
 
 export interface ServiceDeps {
@@ -100,6 +103,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       allowPrivate: config.webhookAllowPrivate,
     }),
   );
+  router.service(HookService, createHookService({ ...repos, publicUrl: config.publicUrl }));
   router.service(
     InboxService,
     createInboxService({

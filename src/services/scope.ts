@@ -29,3 +29,30 @@ export async function projectScope(
   if (!project) throw heraldError("not_found", `project ${JSON.stringify(named)} not found`);
   return { projectId: project.id, accountId: principal.accountId };
 }
+
+/** Where this server is reached, for links it hands out: HERALD_PUBLIC_URL, else the host called. */
+export function publicBase(ctx: HandlerContext, publicUrl: string | undefined): string {
+  return publicUrl ?? `http://${ctx.values.get(callKey).host ?? "localhost"}`;
+}
+
+/**
+ * The project a path names: `-` for the caller's own (projectScope), its id, or with a CLI token
+ * its name. An API key names only its own project: any other is `not_found`, as one that does
+ * not exist.
+ */
+export async function namedProjectScope(
+  ctx: HandlerContext,
+  projects: ProjectRepository,
+  named: string,
+): Promise<{ projectId: string; accountId: string }> {
+  if (named === "-") return projectScope(ctx, projects);
+  const principal = principalOf(ctx);
+  const notFound = () => heraldError("not_found", `project ${JSON.stringify(named)} not found`);
+  if (principal.kind === "apiKey") {
+    if (named !== principal.projectId) throw notFound();
+    return { projectId: principal.projectId, accountId: principal.accountId };
+  }
+  const project = await projects.resolve(principal.accountId, named);
+  if (!project) throw notFound();
+  return { projectId: project.id, accountId: principal.accountId };
+}

@@ -41,6 +41,13 @@ export function createAuthInterceptor(
     }
     // Public calls (sign-up, login) ignore any credential sent along.
     if (isPublic(grants)) return next(req);
+    // A caller this server authenticated itself (an inbound hook's sender, server/hooks/):
+    // only the matrix decides. No client can set a context value.
+    const established = req.contextValues.get(principalKey);
+    if (established) {
+      if (!allows(grants, established)) throw refused(grants, established);
+      return next(req);
+    }
     // A throttled address is answered from memory, before any lookup.
     const address = req.contextValues.get(clientAddressKey);
     const wait = failures.blockedFor(address);

@@ -39,7 +39,11 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
   app.setErrorHandler(async (err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const p =
       err.code === "FST_ERR_CTP_BODY_TOO_LARGE"
-        ? problemOf("payload_too_large", `the body must be at most ${bodyLimitBytes} bytes`, req.id)
+        ? problemOf(
+            "payload_too_large",
+            `the body must be at most ${req.routeOptions.bodyLimit ?? bodyLimitBytes} bytes`,
+            req.id,
+          )
         : err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
           ? problemOf("invalid_argument", err.message, req.id)
           : problemFor(err, req.id);

@@ -21,7 +21,7 @@ import {
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { serveH2Unary } from "../grpc/h2-unary.ts";
-import { createRouter } from "../grpc/unary.ts";
+import { createRouter, type UnarySpec } from "../grpc/unary.ts";
 import { openApiDocument } from "../rest/openapi.ts";
 import { registerRestRoutes } from "../rest/shim.ts";
 
@@ -35,7 +35,11 @@ export interface ConnectOptions {
   shutdownSignal: AbortSignal;
 }
 
-export async function registerConnect(app: FastifyInstance, opts: ConnectOptions): Promise<void> {
+/** Registers the RPC surfaces; gives back every unary method's implementation, by path. */
+export async function registerConnect(
+  app: FastifyInstance,
+  opts: ConnectOptions,
+): Promise<ReadonlyMap<string, UnarySpec>> {
   // Connect's router, with a faster path for gRPC unary calls (grpc/unary.ts).
   const router = createRouter({
     interceptors: opts.interceptors,
@@ -76,6 +80,7 @@ export async function registerConnect(app: FastifyInstance, opts: ConnectOptions
       .header("cache-control", "public, max-age=300")
       .send(openApi);
   });
+  return router.unary;
 }
 
 /** Answers one RPC with its Connect handler, on the raw Node response. */

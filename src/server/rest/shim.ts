@@ -145,6 +145,44 @@ async function transcode(
   opts: RestShimOptions,
 ): Promise<void> {
   const { json, violations } = requestJson(req, spec.method.input, binding);
+  try {
+    const input = requestMessage(spec, json);
+    const { output, header } = await callUnary(spec, input, reply, {
+      ...opts,
+      requestHeader: rpcHeaders(req),
+      contextValues: opts.contextValues(req).set(restDecodeKey, violations),
+    });
+    await answer(reply, spec, binding, output, header);
+  } catch (err) {
+    await answerProblem(req, reply, err);
+  }
+}
+
+/** A failed call's answer: its problem document. */
+export async function answerProblem(req: FastifyRequest, reply: FastifyReply, err: unknown) {
+  const problem = problemFor(err, req.id);
+  reply.code(problem.status).headers(problem.headers).type("application/problem+json");
+  await reply.send(JSON.stringify(problem.body));
+}
+
+export interface UnaryCallOptions {
+  contextValues: ContextValues;
+  requestHeader: Headers;
+  interceptors: Interceptor[];
+  shutdownSignal: AbortSignal;
+}
+
+/**
+ * Calls a unary RPC's implementation in this process, through the interceptors, for an HTTP
+ * exchange of our own (a REST route, an inbound hook): the output and the response headers, or
+ * the error as thrown. The call is aborted if the client goes away first.
+ */
+export async function callUnary(
+  spec: UnarySpec,
+  input: Message,
+  reply: FastifyReply,
+  o: UnaryCallOptions,
+): Promise<{ output: Message; header: Headers }> {
   const abort = new AbortController();
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) abort.abort();
@@ -155,24 +193,29 @@ async function transcode(
     requestMethod: "POST",
     protocolName: "rest",
     timeoutMs: undefined,
-    shutdownSignal: opts.shutdownSignal,
+    shutdownSignal: o.shutdownSignal,
     requestSignal: abort.signal,
-    requestHeader: rpcHeaders(req),
+    requestHeader: o.requestHeader,
     url: `http://localhost/${spec.method.parent.typeName}/${spec.method.name}`,
     responseHeader: {},
-    contextValues: opts.contextValues(req).set(restDecodeKey, violations),
+    contextValues: o.contextValues,
   });
   try {
-    const input = requestMessage(spec, json);
-    const output = await invokeUnaryImplementation(spec, context, input, opts.interceptors);
-    await answer(reply, spec, binding, output, context.responseHeader);
+    const output = await invokeUnaryImplementation(spec, context, input, o.interceptors);
+    return { output, header: context.responseHeader };
   } catch (err) {
     context.abort(err);
-    const problem = problemFor(err, req.id);
-    reply.code(problem.status).headers(problem.headers).type("application/problem+json");
-    await reply.send(JSON.stringify(problem.body));
+    throw err;
   } finally {
     context.abort(callEnded);
+  }
+}
+
+/** The RPC response headers a REST client should see, on the reply. */
+export function keepResponseHeaders(reply: FastifyReply, header: Headers): void {
+  for (const name of keptResponseHeaders) {
+    const value = header.get(name);
+    if (value) reply.header(name, value);
   }
 }
 
@@ -185,6 +228,18 @@ function requestMessage(spec: UnarySpec, json: JsonObject) {
   }
 }
 
+/** A successful call's REST answer, as its method's first REST binding gives it. */
+export async function answerRest(
+  reply: FastifyReply,
+  spec: UnarySpec,
+  response: Message,
+  header: Headers,
+): Promise<void> {
+  const [binding] = bindingsOf(getOption(spec.method, http));
+  if (!binding) throw new Error(`${spec.method.name} has no REST binding`);
+  await answer(reply, spec, binding, response, header);
+}
+
 /** A successful call's REST answer: its status and headers, and the (response_body) JSON. */
 async function answer(
   reply: FastifyReply,
@@ -194,10 +249,7 @@ async function answer(
   header: Headers,
 ): Promise<void> {
   const method = spec.method;
-  for (const name of keptResponseHeaders) {
-    const value = header.get(name);
-    if (value) reply.header(name, value);
-  }
+  keepResponseHeaders(reply, header);
   const success = restSuccess(rpcName(method), response);
   if (success.location) reply.header("location", success.location);
   let schema: DescMessage = method.output;

@@ -23,6 +23,7 @@ const table: Record<string, Success> = {
     location: (r) => `/v1/projects/${(r.project as { id: string }).id}`,
   },
   "herald.v1.ApiKeyService/CreateApiKey": { status: 201 },
+  "herald.v1.HookService/CreateHook": { status: 201 },
   "herald.v1.DeviceService/SignInDevice": { status: 201 },
   "herald.v1.DeviceService/CreatePairingCode": { status: 201 },
   "herald.v1.DeviceService/SendTestNotification": {

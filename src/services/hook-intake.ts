@@ -1,0 +1,111 @@
+/**
+ * A sender's call to an inbound hook: the hook found, the sender authenticated its own way,
+ * its payload read by the hook's kind (domain/hooks/), and what it becomes: nothing (an event
+ * the kind ignores), or one publish for the transport to make through Notify, as the hook's
+ * principal, with an idempotency key from the sender's own id of the event.
+ *
+ * An unknown hook and a wrong credential are one answer (`refused`): nothing tells them apart.
+ * The payload is read only once the sender is authenticated.
+ */
+import { createHash } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
+import type { HookRepository } from "../db/index.ts";
+import {
+  authentic,
+  type HookCall,
+  type HookCredentials,
+  type HookKind,
+  HookPayloadError,
+  readHookCall,
+} from "../domain/hooks/index.ts";
+import type { Log } from "../domain/log.ts";
+import { hookPrincipal } from "../domain/principal.ts";
+import { heraldError } from "../errors.ts";
+
+/** A sender's call, as the transport read it from the HTTP request. */
+export interface HookRequest {
+  hookId: string;
+  raw: Buffer;
+  contentType: string;
+  event: string | undefined;
+  delivery: string | undefined;
+  idempotencyKey: string | undefined;
+  credentials: HookCredentials;
+}
+
+export type HookIntake =
+  | { kind: "refused" }
+  | { kind: "ignored"; reason: string }
+  | {
+      kind: "publish";
+      principal: ReturnType<typeof hookPrincipal>;
+      request: MessageInitShape<typeof NotifyRequestSchema>;
+      idempotencyKey: string | undefined;
+    };
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The body as JSON: as sent, or GitHub's form encoding (`payload=<JSON>`). */
+function bodyOf(raw: Buffer, contentType: string): unknown {
+  let text = raw.toString("utf8");
+  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
+    const payload = new URLSearchParams(text).get("payload");
+    if (payload === null) throw new HookPayloadError("payload", "form field is missing");
+    text = payload;
+  }
+  if (text.trim() === "") throw new HookPayloadError("body", "is empty: a JSON body is expected");
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HookPayloadError("body", `is not JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Per hook, so that two hooks of a project never share a key; bounded, printable. */
+function idempotencyKeyOf(hookId: string, dedupe: string | undefined): string | undefined {
+  if (dedupe === undefined || dedupe === "") return undefined;
+  return `hook:${hookId}:${createHash("sha256").update(dedupe).digest("base64url")}`;
+}
+
+export function createHookIntake(deps: { hooks: HookRepository; log: Log }) {
+  return async (req: HookRequest): Promise<HookIntake> => {
+    const hook = uuid.test(req.hookId) ? await deps.hooks.called(req.hookId) : undefined;
+    if (!hook) return { kind: "refused" };
+    if (hook.unopened > 0) {
+      deps.log.error({ hook: hook.id }, "a hook's secret is sealed with a key not in the ring");
+    }
+    const kind = hook.kind as HookKind;
+    if (!authentic(kind, hook.secrets, req.credentials, req.raw)) return { kind: "refused" };
+    let outcome: ReturnType<typeof readHookCall>;
+    try {
+      const call: HookCall = {
+        body: bodyOf(req.raw, req.contentType),
+        raw: req.raw,
+        event: req.event,
+        delivery: req.delivery,
+        idempotencyKey: req.idempotencyKey,
+      };
+      outcome = readHookCall(kind, call, hook.template);
+    } catch (err) {
+      if (!(err instanceof HookPayloadError)) throw err;
+      throw heraldError("invalid_argument", `invalid ${kind} payload: ${err.field}`, {
+        violations: [{ field: err.field, message: err.message }],
+      });
+    }
+    if ("ignored" in outcome) return { kind: "ignored", reason: outcome.ignored };
+    const p = outcome.publish;
+    return {
+      kind: "publish",
+      principal: hookPrincipal(hook),
+      idempotencyKey: idempotencyKeyOf(hook.id, p.dedupe),
+      request: {
+        title: p.title,
+        message: p.message,
+        priority: p.priority,
+        topic: p.topic ?? hook.topic,
+        ...(p.clickUrl !== undefined && { clickUrl: p.clickUrl }),
+      },
+    };
+  };
+}
