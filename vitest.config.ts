@@ -42,6 +42,19 @@ if (!container) {
   );
 }
 
+// Real senders of the inbound hooks: Debian's prometheus-alertmanager and swaks. CI installs
+// them and insists (HERALD_REQUIRE_SENDERS).
+const senderTools = ["prometheus-alertmanager", "swaks"];
+const senders = senderTools.every((t) => onPath(t));
+if (!senders) {
+  if (process.env.HERALD_REQUIRE_SENDERS === "1") {
+    throw new Error(
+      `HERALD_REQUIRE_SENDERS=1 but missing: apt-get install ${senderTools.join(" ")}`,
+    );
+  }
+  process.stderr.write(`Real senders' tests left out: apt-get install ${senderTools.join(" ")}\n`);
+}
+
 export default defineConfig({
   test: {
     projects: [
@@ -57,6 +70,7 @@ export default defineConfig({
             ...(chromium ? ["test/browser/**/*.test.ts"] : []),
             ...(pythonClient ? ["test/clients/**/*.test.ts"] : []),
             ...(container ? ["test/container/**/*.test.ts"] : []),
+            ...(senders ? ["test/senders/**/*.test.ts"] : []),
           ],
           globalSetup: ["test/helpers/global-setup.ts"],
           // Each file gets its own database cloned from a migrated template, so files run in

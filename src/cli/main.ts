@@ -13,6 +13,7 @@ import { ask } from "./commands/ask.ts";
 import { login, logout, whoami } from "./commands/auth.ts";
 import { devices } from "./commands/devices.ts";
 import { history } from "./commands/history.ts";
+import { hooks } from "./commands/hooks.ts";
 import { keys } from "./commands/keys.ts";
 import { ack, listen } from "./commands/listen.ts";
 import { mcp } from "./commands/mcp.ts";
@@ -35,6 +36,7 @@ export const commands: Command[] = [
   ...projects,
   ...keys,
   ...webhooks,
+  ...hooks,
   ...devices,
   ...history,
   tokensList,

@@ -46,13 +46,14 @@ export type HookIntake =
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The body as JSON: as sent, or GitHub's form encoding (`payload=<JSON>`). */
+/**
+ * The body as JSON: as sent, or in GitHub's form encoding (`payload=<JSON>`). A form-encoded
+ * body without that field is read as JSON too (`curl -d '{…}'` says form, sends JSON).
+ */
 function bodyOf(raw: Buffer, contentType: string): unknown {
   let text = raw.toString("utf8");
-  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
-    const payload = new URLSearchParams(text).get("payload");
-    if (payload === null) throw new HookPayloadError("payload", "form field is missing");
-    text = payload;
+  if (/^application\/x-www-form-urlencoded/i.test(contentType) && text.startsWith("payload=")) {
+    text = new URLSearchParams(text).get("payload") ?? "";
   }
   if (text.trim() === "") throw new HookPayloadError("body", "is empty: a JSON body is expected");
   try {

@@ -33,5 +33,6 @@ export {
   type HookPublish,
   hookKinds,
 } from "./event.ts";
+export { senderSnippet } from "./snippets.ts";
 export { type HookTemplateText, templateFields, templateProblem } from "./template.ts";
 export { authentic, type HookCredentials } from "./verify.ts";
