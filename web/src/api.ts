@@ -11,6 +11,7 @@ import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
 import { ApiKeyService } from "../../gen/herald/v1/api_key_service_pb.ts";
 import { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { HookService } from "../../gen/herald/v1/hook_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { ProjectService } from "../../gen/herald/v1/project_service_pb.ts";
@@ -27,6 +28,7 @@ export const api = {
   notify: createClient(NotifyService, transport),
   inbox: createClient(InboxService, transport),
   webhooks: createClient(WebhookService, transport),
+  hooks: createClient(HookService, transport),
 };
 
 /** Call options that act on one project (the `Herald-Project` header). */

@@ -90,20 +90,25 @@ export function passwordField(label: string, autocomplete: "new-password" | "cur
   });
 }
 
-/** A secret shown this once (a new API key, a webhook signing secret), with a copy button. */
-export function shownOnce(secret: string, what: string, short: string): HTMLElement {
+/** A button that puts `text` on the clipboard and says so (`short` names it: "secret"). */
+export function copyButton(text: string, short: string, label = `Copy ${short}`): HTMLElement {
   const copy = h(
     "button",
     {
       type: "button",
       onclick: async () => {
-        await navigator.clipboard.writeText(secret);
+        await navigator.clipboard?.writeText(text).catch(() => {});
         copy.textContent = "Copied";
         toast(`The ${short} is on your clipboard`);
       },
     },
-    `Copy ${short}`,
+    label,
   );
+  return copy;
+}
+
+/** A secret shown this once (a new API key, a webhook signing secret), with a copy button. */
+export function shownOnce(secret: string, what: string, short: string): HTMLElement {
   return h(
     "div",
     { class: "notice ok", role: "status" },
@@ -114,6 +119,6 @@ export function shownOnce(secret: string, what: string, short: string): HTMLElem
       "Copy it now: it is shown this once and never again.",
     ),
     h("p", { class: "secret", "aria-label": `New ${what}` }, secret),
-    copy,
+    copyButton(secret, short),
   );
 }

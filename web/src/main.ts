@@ -6,6 +6,7 @@ import "./pages/notifications.ts";
 import "./pages/devices.ts";
 import "./pages/keys.ts";
 import "./pages/webhooks.ts";
+import "./pages/hooks.ts";
 import "./pages/projects.ts";
 import "./pages/account.ts";
 import "./pages/approve.ts";

@@ -6,8 +6,7 @@
 /** A notification's priority. */
 export type Priority = "low" | "normal" | "high";
 
-export const hookKinds = ["github", "gitlab", "alertmanager", "grafana", "generic"] as const;
-export type HookKind = (typeof hookKinds)[number];
+export { type HookKind, hookKinds } from "./kinds.ts";
 
 /** A sender's call, as the transport read it. */
 export interface HookCall {

@@ -2,7 +2,7 @@
  * What to paste into each sender so that it calls a hook: one text per kind, for the console,
  * the CLI and docs/integrations.md alike. Without the secret (it is shown once), a placeholder.
  */
-import type { HookKind } from "./event.ts";
+import type { HookKind } from "./kinds.ts";
 
 export function senderSnippet(kind: HookKind | string, url: string, secret = "<secret>"): string {
   switch (kind) {

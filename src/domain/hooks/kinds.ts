@@ -1,0 +1,3 @@
+/** The senders an inbound hook takes (plain data: the console imports it too). */
+export const hookKinds = ["github", "gitlab", "alertmanager", "grafana", "generic"] as const;
+export type HookKind = (typeof hookKinds)[number];
