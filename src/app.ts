@@ -37,7 +37,8 @@ import { callContextValues } from "./server/call-context.ts";
 import { registerHealthService } from "./server/grpc/health.ts";
 import { registerReflection } from "./server/grpc/reflection.ts";
 import type { UnarySpec } from "./server/grpc/unary.ts";
-import { registerInboundHooks } from "./server/hooks/inbound.ts";
+import { type InboundHookOptions, registerInboundHooks } from "./server/hooks/inbound.ts";
+import { registerSmtp } from "./server/hooks/smtp.ts";
 import { createAuthInterceptor } from "./server/interceptors/auth.ts";
 import { createLoggingInterceptor } from "./server/interceptors/logging.ts";
 import { createRateLimitInterceptor } from "./server/interceptors/rate-limit.ts";
@@ -167,6 +168,21 @@ function createWebhookWorker(deps: AppDeps, orm: Orm, log: FastifyBaseLogger): W
   });
 }
 
+/** Where senders deliver to inbound hooks: `POST /v1/hooks/{id}`, and SMTP when configured. */
+async function registerHookSurfaces(
+  app: FastifyInstance,
+  config: Config,
+  hooks: Omit<InboundHookOptions, "contextValues" | "bodyLimit">,
+): Promise<void> {
+  const maxBytes = config.hookBodyLimitBytes;
+  await registerInboundHooks(app, {
+    ...hooks,
+    contextValues: callContextValues,
+    bodyLimit: maxBytes,
+  });
+  if (config.smtp) registerSmtp(app, { ...hooks, ...config.smtp, host: config.host, maxBytes });
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, orm, tokenKeys, senders } = deps;
   const app = Fastify(serverOptions(config, deps.logger, deps.loggerInstance));
@@ -228,14 +244,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     readMaxBytes: config.bodyLimitBytes,
     shutdownSignal: shutdown.signal,
   });
-  await registerInboundHooks(app, {
+  await registerHookSurfaces(app, config, {
     intake: createHookIntake({ hooks: repos.hooks, log: app.log }),
     notify: unary.get(`/${NotifyService.typeName}/Notify`) as UnarySpec,
     interceptors,
-    contextValues: callContextValues,
     shutdownSignal: shutdown.signal,
     failures: failedAuth,
-    bodyLimit: config.hookBodyLimitBytes,
   });
   registerConsole(app);
   registerHealth(app, readiness);

@@ -1,7 +1,18 @@
-import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import { type Limits, limitTable } from "./domain/limits.ts";
-import { defaultPushHosts } from "./domain/push-endpoint.ts";
+import {
+  apns,
+  type Env,
+  groupCommitSlots,
+  int,
+  limits,
+  logSettings,
+  processCount,
+  pushTokenKeys,
+  smtp,
+  trustProxy,
+  webPushHosts,
+} from "./config-parse.ts";
+import type { Limits } from "./domain/limits.ts";
 
 /** Everything Herald reads from the environment, read once at start and passed down. */
 export interface Config {
@@ -32,6 +43,11 @@ export interface Config {
   bodyLimitBytes: number;
   /** Largest body an inbound hook takes (1 MiB): senders' events are far bigger than ours. */
   hookBodyLimitBytes: number;
+  /**
+   * Email in (docs/integrations.md, "Email"): the SMTP port (HERALD_SMTP_PORT; off when unset)
+   * and STARTTLS's key and certificate files (HERALD_SMTP_TLS_KEY, HERALD_SMTP_TLS_CERT).
+   */
+  smtp: { port: number; tls: { keyFile: string; certFile: string } | undefined } | undefined;
   /** How long an idempotency key is remembered (docs/api.md: 24 hours). */
   idempotencyTtlSeconds: number;
   /**
@@ -153,87 +169,6 @@ export const workerClock = {
 };
 export type WorkerClock = Record<keyof typeof workerClock, number>;
 
-type Env = Record<string, string | undefined>;
-
-function trustProxy(value: string | undefined): false | number | string {
-  const v = value?.trim() ?? "";
-  if (v === "") return false;
-  if (/^\d+$/.test(v)) return Number(v);
-  // Trusting every proxy would let any client choose its address (and escape its limits).
-  if (v === "true" || v === "*") {
-    throw new Error(
-      "HERALD_TRUST_PROXY must name the proxies (addresses, CIDR ranges) or a hop count",
-    );
-  }
-  return v;
-}
-
-function logSettings(env: Env): Pick<Config, "logLevel" | "logFormat"> {
-  return { logLevel: env.HERALD_LOG_LEVEL || "info", logFormat: logFormat(env.HERALD_LOG_FORMAT) };
-}
-
-function logFormat(value: string | undefined): Config["logFormat"] {
-  if (value === "json" || value === "pretty") return value;
-  if (value)
-    throw new Error(`HERALD_LOG_FORMAT must be json or pretty, got ${JSON.stringify(value)}`);
-  return process.stdout.isTTY ? "pretty" : "json";
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
-function pushTokenKeys(env: Env): Config["pushTokenKeys"] {
-  if (!env.HERALD_TOKEN_KEYS) return undefined;
-  if (!env.HERALD_TOKEN_INDEX_KEY) {
-    throw new Error("HERALD_TOKEN_KEYS is set but HERALD_TOKEN_INDEX_KEY is not");
-  }
-  return { keys: env.HERALD_TOKEN_KEYS, indexKey: env.HERALD_TOKEN_INDEX_KEY };
-}
-
-function apns(env: Env): Config["apns"] {
-  const keyFile = env.HERALD_APNS_KEY_FILE;
-  const [keyId, teamId, bundleId] = [
-    env.HERALD_APNS_KEY_ID,
-    env.HERALD_APNS_TEAM_ID,
-    env.HERALD_APNS_BUNDLE_ID,
-  ];
-  if (!keyFile || !keyId || !teamId || !bundleId) return undefined;
-  return { keyFile, keyId, teamId, bundleId, sandbox: env.HERALD_APNS_ENV === "sandbox" };
-}
-
-function limits(env: Env): Limits {
-  const entries = Object.entries(limitTable).map(([name, l]) => [
-    name,
-    int(env, l.env, l.value, 1, 1_000_000_000),
-  ]);
-  return Object.fromEntries(entries) as Limits;
-}
-
-/**
- * Two commits under way per machine by default, shared among its processes (measured: more only
- * costs PostgreSQL CPU on a small machine; BENCHMARKS.md).
- */
-function groupCommitSlots(env: Env, processes: number): number {
-  return int(env, "HERALD_GROUP_COMMIT_SLOTS", Math.max(1, Math.ceil(2 / processes)), 1, 64);
-}
-
-/** Serving processes: the cores but one, left to PostgreSQL (fastest on 2: BENCHMARKS.md). */
-function processCount(env: Env): number {
-  return int(env, "HERALD_PROCESSES", Math.max(1, availableParallelism() - 1), 1, 256);
-}
-
-function webPushHosts(env: Env): string[] {
-  const extra = (env.HERALD_WEB_PUSH_HOSTS ?? "").split(",").map((h) => h.trim());
-  return [...defaultPushHosts, ...extra.filter((h) => h !== "")];
-}
-
 /** Time as it runs in production; tests shrink these to see hours of backoff in seconds. */
 const timeScales = { webhookBackoffScale: 1, ackIntervalScale: 1 };
 
@@ -251,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...logSettings(env),
     bodyLimitBytes: 16 * 1024,
     hookBodyLimitBytes: 1024 * 1024,
+    smtp: smtp(env),
     idempotencyTtlSeconds: int(env, "HERALD_IDEMPOTENCY_TTL_SECONDS", 86400, 60, 7 * 86400),
     idempotencyWaitMs: int(env, "HERALD_IDEMPOTENCY_WAIT_MS", 5000, 0, 60000),
     rateLimitBurst: int(env, "HERALD_RATE_LIMIT_BURST", 60, 1, 1_000_000),

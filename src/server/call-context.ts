@@ -25,3 +25,17 @@ export function callContextValues(req: FastifyRequest): ContextValues {
       host: header(req, "host") ?? header(req, ":authority"),
     });
 }
+
+/** The context of a mail received by the SMTP listener (server/hooks/smtp.ts). */
+export function mailContextValues(session: string, address: string): ContextValues {
+  return createContextValues()
+    .set(requestIdKey, `smtp_${session}`)
+    .set(clientAddressKey, address)
+    .set(sessionChangeKey, {})
+    .set(callKey, {
+      project: undefined,
+      idempotencyKey: undefined,
+      userAgent: "smtp",
+      host: undefined,
+    });
+}

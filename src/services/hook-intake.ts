@@ -9,14 +9,17 @@
  */
 import { createHash } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { simpleParser } from "mailparser";
 import type { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { HookRepository } from "../db/index.ts";
 import {
   authentic,
+  emailRecipient,
   type HookCall,
   type HookCredentials,
   type HookKind,
   HookPayloadError,
+  type MailBody,
   readHookCall,
 } from "../domain/hooks/index.ts";
 import type { Log } from "../domain/log.ts";
@@ -63,6 +66,22 @@ function bodyOf(raw: Buffer, contentType: string): unknown {
   }
 }
 
+/** A message's parts an `email` hook reads (MIME decoded: encoded subjects, HTML-only bodies). */
+async function mailOf(raw: Buffer): Promise<MailBody> {
+  try {
+    const mail = await simpleParser(raw, { skipImageLinks: true, skipTextLinks: true });
+    const priority = mail.headers.get("priority");
+    return {
+      subject: mail.subject ?? "",
+      text: mail.text ?? "",
+      priority: priority === "high" || priority === "low" ? priority : "normal",
+      messageId: mail.messageId ?? "",
+    };
+  } catch (err) {
+    throw new HookPayloadError("message", `is not a readable email: ${(err as Error).message}`);
+  }
+}
+
 /** Per hook, so that two hooks of a project never share a key; bounded, printable. */
 function idempotencyKeyOf(hookId: string, dedupe: string | undefined): string | undefined {
   if (dedupe === undefined || dedupe === "") return undefined;
@@ -70,7 +89,22 @@ function idempotencyKeyOf(hookId: string, dedupe: string | undefined): string | 
 }
 
 export function createHookIntake(deps: { hooks: HookRepository; log: Log }) {
-  return async (req: HookRequest): Promise<HookIntake> => {
+  /** Whether a recipient address names an `email` hook with its secret (SMTP's RCPT TO). */
+  const accepts = async (address: string): Promise<boolean> => {
+    const named = emailRecipient(address);
+    const hook = named && (await deps.hooks.called(named.hookId));
+    return (
+      !!hook &&
+      hook.kind === "email" &&
+      authentic(
+        "email",
+        hook.secrets,
+        { signature: undefined, token: undefined, bearer: named.secret },
+        Buffer.alloc(0),
+      )
+    );
+  };
+  const receive = async (req: HookRequest): Promise<HookIntake> => {
     const hook = uuid.test(req.hookId) ? await deps.hooks.called(req.hookId) : undefined;
     if (!hook) return { kind: "refused" };
     if (hook.unopened > 0) {
@@ -81,7 +115,7 @@ export function createHookIntake(deps: { hooks: HookRepository; log: Log }) {
     let outcome: ReturnType<typeof readHookCall>;
     try {
       const call: HookCall = {
-        body: bodyOf(req.raw, req.contentType),
+        body: kind === "email" ? await mailOf(req.raw) : bodyOf(req.raw, req.contentType),
         raw: req.raw,
         event: req.event,
         delivery: req.delivery,
@@ -109,4 +143,7 @@ export function createHookIntake(deps: { hooks: HookRepository; log: Log }) {
       },
     };
   };
+  return { accepts, receive };
 }
+
+export type HookIntakes = ReturnType<typeof createHookIntake>;

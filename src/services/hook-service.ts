@@ -7,7 +7,12 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { HookService, HookTemplate } from "../../gen/herald/v1/hook_service_pb.ts";
 import type { HookRepository, HookRow, ProjectRepository } from "../db/index.ts";
-import { type HookTemplateText, templateFields, templateProblem } from "../domain/hooks/index.ts";
+import {
+  emailAddress,
+  type HookTemplateText,
+  templateFields,
+  templateProblem,
+} from "../domain/hooks/index.ts";
 import { camelCase } from "../domain/notification.ts";
 import { type FieldViolation, heraldError } from "../errors.ts";
 import { namedProjectScope, publicBase } from "./scope.ts";
@@ -66,6 +71,15 @@ export function createHookService(deps: HookDeps): ServiceImpl<typeof HookServic
   const { hooks, projects } = deps;
   const scope = (ctx: HandlerContext, named: string) => namedProjectScope(ctx, projects, named);
   const base = (ctx: HandlerContext) => publicBase(ctx, deps.publicUrl);
+  /** What a new secret gives: the hook, the secret, and an `email` hook's address. */
+  const shown = (ctx: HandlerContext, made: { hook: HookRow; secret: string }) => ({
+    hook: hookToProto(made.hook, base(ctx)),
+    secret: made.secret,
+    address:
+      made.hook.kind === "email"
+        ? emailAddress(made.hook.id, made.secret, new URL(base(ctx)).hostname)
+        : "",
+  });
   return {
     async createHook(req, ctx) {
       const { projectId } = await scope(ctx, req.projectId);
@@ -76,7 +90,7 @@ export function createHookService(deps: HookDeps): ServiceImpl<typeof HookServic
         topic: req.topic,
         template,
       });
-      return { hook: hookToProto(made.hook, base(ctx)), secret: made.secret };
+      return shown(ctx, made);
     },
 
     async listHooks(req, ctx) {
@@ -94,7 +108,7 @@ export function createHookService(deps: HookDeps): ServiceImpl<typeof HookServic
       const { projectId } = await scope(ctx, req.projectId);
       const rotated = await hooks.rotate(projectId, req.hookId);
       if (!rotated) throw notFound(req.hookId);
-      return { hook: hookToProto(rotated.hook, base(ctx)), secret: rotated.secret };
+      return shown(ctx, rotated);
     },
   };
 }

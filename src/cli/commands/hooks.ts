@@ -20,7 +20,7 @@ async function hookId(ctx: Context, typed: string): Promise<string> {
 }
 
 /** The URL, the secret (shown once, the warning on standard error) and the sender's snippet. */
-function showSecret(ctx: Context, res: { secret: string; hook?: Hook }) {
+function showSecret(ctx: Context, res: { secret: string; address: string; hook?: Hook }) {
   const hook = res.hook;
   if (!hook) return;
   if (!ctx.flags.json) {
@@ -29,10 +29,12 @@ function showSecret(ctx: Context, res: { secret: string; hook?: Hook }) {
   const text = [
     `url:     ${hook.url}`,
     `secret:  ${res.secret}`,
+    ...(res.address ? [`address: ${res.address}`] : []),
     "",
-    senderSnippet(hook.kind, hook.url, res.secret),
+    senderSnippet(hook.kind, hook.url, res.secret, res.address),
   ].join("\n");
-  ctx.out(text, { secret: res.secret, ...resourceJson(HookSchema, hook) });
+  const shown = { secret: res.secret, ...(res.address && { address: res.address }) };
+  ctx.out(text, { ...shown, ...resourceJson(HookSchema, hook) });
 }
 
 const templateFlags = {

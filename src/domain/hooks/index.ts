@@ -1,5 +1,6 @@
 /** An inbound hook's call read by its kind: what it becomes (a notification, or nothing). */
 import { readAlertmanager, readGrafana } from "./alert-group.ts";
+import { readEmail } from "./email.ts";
 import type { HookCall, HookKind, HookOutcome } from "./event.ts";
 import { readGeneric } from "./generic.ts";
 import { readGitHub } from "./github.ts";
@@ -22,9 +23,12 @@ export function readHookCall(
       return readGrafana(call);
     case "generic":
       return readGeneric(call, template);
+    case "email":
+      return readEmail(call);
   }
 }
 
+export { emailAddress, emailRecipient, type MailBody } from "./email.ts";
 export {
   type HookCall,
   type HookKind,

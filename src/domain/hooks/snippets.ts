@@ -4,8 +4,20 @@
  */
 import type { HookKind } from "./kinds.ts";
 
-export function senderSnippet(kind: HookKind | string, url: string, secret = "<secret>"): string {
+export function senderSnippet(
+  kind: HookKind | string,
+  url: string,
+  secret = "<secret>",
+  address = "<address>",
+): string {
   switch (kind) {
+    case "email":
+      return [
+        `Mail to:  ${address}`,
+        "  the subject is the title, the text the message; X-Priority or Importance the priority",
+        `  swaks --server <smtp host>:<HERALD_SMTP_PORT> --to ${address} \\`,
+        `        --header "Subject: Backup finished" --body "42 GB in 3 min"`,
+      ].join("\n");
     case "github":
       return [
         "GitHub: repository (or organization) → Settings → Webhooks → Add webhook",

@@ -17,15 +17,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { NotifyRequestSchema } from "../../../gen/herald/v1/notify_service_pb.ts";
 import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
 import { callKey, principalKey } from "../../services/context.ts";
-import type { HookIntake, HookRequest } from "../../services/hook-intake.ts";
+import type { HookIntake, HookIntakes, HookRequest } from "../../services/hook-intake.ts";
 import { addressThrottled } from "../../services/password-auth.ts";
 import type { UnarySpec } from "../grpc/unary.ts";
 import { bearerSecret } from "../interceptors/auth.ts";
 import { problemOf } from "../problem.ts";
-import { answerProblem, answerRest, callUnary } from "../rest/shim.ts";
+import { answerProblem, answerRest, callUnary, replySignal } from "../rest/shim.ts";
 
 export interface InboundHookOptions {
-  intake: (req: HookRequest) => Promise<HookIntake>;
+  intake: HookIntakes;
   /** Notify's implementation. */
   notify: UnarySpec;
   interceptors: Interceptor[];
@@ -60,12 +60,34 @@ function hookRequest(req: FastifyRequest): HookRequest {
   };
 }
 
+export type HookPublishOptions = Pick<
+  InboundHookOptions,
+  "notify" | "interceptors" | "shutdownSignal"
+>;
+
+/** Publishes what a hook's event became, through Notify's implementation, as the hook. */
+export function publishHookEvent(
+  o: HookPublishOptions,
+  intake: Extract<HookIntake, { kind: "publish" }>,
+  values: ContextValues,
+  signal: AbortSignal,
+) {
+  values.set(principalKey, intake.principal);
+  values.set(callKey, { ...values.get(callKey), idempotencyKey: intake.idempotencyKey });
+  const input = create(NotifyRequestSchema, intake.request);
+  return callUnary(o.notify, input, signal, {
+    ...o,
+    contextValues: values,
+    requestHeader: new Headers(),
+  });
+}
+
 const refusal = "unknown hook, or a missing or wrong credential";
 
 async function receive(req: FastifyRequest, reply: FastifyReply, o: InboundHookOptions) {
   const wait = o.failures.blockedFor(req.ip);
   if (wait !== undefined) throw addressThrottled(wait);
-  const intake = await o.intake(hookRequest(req));
+  const intake = await o.intake.receive(hookRequest(req));
   if (intake.kind === "refused") {
     await o.failures.failed(req.ip);
     const p = problemOf("unauthenticated", refusal, req.id);
@@ -74,13 +96,11 @@ async function receive(req: FastifyRequest, reply: FastifyReply, o: InboundHookO
   if (intake.kind === "ignored") {
     return reply.code(200).send({ ignored: true, reason: intake.reason });
   }
-  const values = o.contextValues(req).set(principalKey, intake.principal);
-  values.set(callKey, { ...values.get(callKey), idempotencyKey: intake.idempotencyKey });
-  const { output, header: headers } = await callUnary(
-    o.notify,
-    create(NotifyRequestSchema, intake.request),
-    reply,
-    { ...o, contextValues: values, requestHeader: new Headers() },
+  const { output, header: headers } = await publishHookEvent(
+    o,
+    intake,
+    o.contextValues(req),
+    replySignal(reply),
   );
   await answerRest(reply, o.notify, output, headers);
 }

@@ -147,7 +147,7 @@ async function transcode(
   const { json, violations } = requestJson(req, spec.method.input, binding);
   try {
     const input = requestMessage(spec, json);
-    const { output, header } = await callUnary(spec, input, reply, {
+    const { output, header } = await callUnary(spec, input, replySignal(reply), {
       ...opts,
       requestHeader: rpcHeaders(req),
       contextValues: opts.contextValues(req).set(restDecodeKey, violations),
@@ -172,21 +172,26 @@ export interface UnaryCallOptions {
   shutdownSignal: AbortSignal;
 }
 
-/**
- * Calls a unary RPC's implementation in this process, through the interceptors, for an HTTP
- * exchange of our own (a REST route, an inbound hook): the output and the response headers, or
- * the error as thrown. The call is aborted if the client goes away first.
- */
-export async function callUnary(
-  spec: UnarySpec,
-  input: Message,
-  reply: FastifyReply,
-  o: UnaryCallOptions,
-): Promise<{ output: Message; header: Headers }> {
+/** Aborted when the client goes away before its answer is written. */
+export function replySignal(reply: FastifyReply): AbortSignal {
   const abort = new AbortController();
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
+  return abort.signal;
+}
+
+/**
+ * Calls a unary RPC's implementation in this process, through the interceptors, for an exchange
+ * of our own (a REST route, an inbound hook, a mail): the output and the response headers, or
+ * the error as thrown. `signal` aborts it (the client went away).
+ */
+export async function callUnary(
+  spec: UnarySpec,
+  input: Message,
+  signal: AbortSignal,
+  o: UnaryCallOptions,
+): Promise<{ output: Message; header: Headers }> {
   const context = createHandlerContext({
     ...spec,
     service: spec.method.parent,
@@ -194,7 +199,7 @@ export async function callUnary(
     protocolName: "rest",
     timeoutMs: undefined,
     shutdownSignal: o.shutdownSignal,
-    requestSignal: abort.signal,
+    requestSignal: signal,
     requestHeader: o.requestHeader,
     url: `http://localhost/${spec.method.parent.typeName}/${spec.method.name}`,
     responseHeader: {},

@@ -16,6 +16,7 @@ const senders: Record<string, string> = {
   alertmanager: "Alertmanager",
   grafana: "Grafana",
   generic: "Any JSON (template)",
+  email: "Email",
 };
 
 /** A caption, and a text in a box with its copy button. */
@@ -32,8 +33,8 @@ function copyable(caption: string, label: string, text: string, short: string): 
 }
 
 /** What a new hook (or a rotation) shows once: URL, secret and the sender's snippet. */
-function shownOnce(hook: Hook, secret: string): HTMLElement {
-  const snippet = senderSnippet(hook.kind, hook.url, secret);
+function shownOnce(hook: Hook, secret: string, address: string): HTMLElement {
+  const snippet = senderSnippet(hook.kind, hook.url, secret, address);
   return h(
     "div",
     { class: "notice ok", role: "status" },
@@ -45,6 +46,9 @@ function shownOnce(hook: Hook, secret: string): HTMLElement {
     ),
     copyable("URL (where the sender posts)", "Hook URL", hook.url, "URL"),
     copyable("Secret", "Hook secret", secret, "secret"),
+    address
+      ? copyable("Email address (it carries the secret)", "Hook address", address, "address")
+      : null,
     copyable(
       `Paste into ${senders[hook.kind] ?? "the sender"}:`,
       "Sender configuration",
@@ -81,7 +85,7 @@ function row(hook: Hook, out: HTMLElement, refresh: () => Promise<void>): HTMLEl
       {},
       action("Rotate secret", `Rotate the secret of ${hook.name}`, async () => {
         const res = await api.hooks.rotateHookSecret(ref, project);
-        if (res.hook) fill(out, shownOnce(res.hook, res.secret));
+        if (res.hook) fill(out, shownOnce(res.hook, res.secret, res.address));
         await refresh();
       }),
       action(
@@ -149,7 +153,7 @@ function hookForm(out: HTMLElement, refresh: () => Promise<void>): HTMLElement {
       inProject(state.projectId),
     );
     name.input.value = "";
-    if (res.hook) fill(out, shownOnce(res.hook, res.secret));
+    if (res.hook) fill(out, shownOnce(res.hook, res.secret, res.address));
     await refresh();
   });
   return form;

@@ -1,0 +1,100 @@
+/**
+ * How each environment variable's text becomes a setting: the parsers loadConfig (config.ts,
+ * the one reader of the environment) applies, each throwing with the variable's name when a
+ * value is unusable.
+ */
+import { availableParallelism } from "node:os";
+import type { Config } from "./config.ts";
+import { type Limits, limitTable } from "./domain/limits.ts";
+import { defaultPushHosts } from "./domain/push-endpoint.ts";
+
+export type Env = Record<string, string | undefined>;
+
+export function trustProxy(value: string | undefined): false | number | string {
+  const v = value?.trim() ?? "";
+  if (v === "") return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  // Trusting every proxy would let any client choose its address (and escape its limits).
+  if (v === "true" || v === "*") {
+    throw new Error(
+      "HERALD_TRUST_PROXY must name the proxies (addresses, CIDR ranges) or a hop count",
+    );
+  }
+  return v;
+}
+
+export function logSettings(env: Env): Pick<Config, "logLevel" | "logFormat"> {
+  return { logLevel: env.HERALD_LOG_LEVEL || "info", logFormat: logFormat(env.HERALD_LOG_FORMAT) };
+}
+
+export function logFormat(value: string | undefined): Config["logFormat"] {
+  if (value === "json" || value === "pretty") return value;
+  if (value)
+    throw new Error(`HERALD_LOG_FORMAT must be json or pretty, got ${JSON.stringify(value)}`);
+  return process.stdout.isTTY ? "pretty" : "json";
+}
+
+export function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+export function pushTokenKeys(env: Env): Config["pushTokenKeys"] {
+  if (!env.HERALD_TOKEN_KEYS) return undefined;
+  if (!env.HERALD_TOKEN_INDEX_KEY) {
+    throw new Error("HERALD_TOKEN_KEYS is set but HERALD_TOKEN_INDEX_KEY is not");
+  }
+  return { keys: env.HERALD_TOKEN_KEYS, indexKey: env.HERALD_TOKEN_INDEX_KEY };
+}
+
+export function apns(env: Env): Config["apns"] {
+  const keyFile = env.HERALD_APNS_KEY_FILE;
+  const [keyId, teamId, bundleId] = [
+    env.HERALD_APNS_KEY_ID,
+    env.HERALD_APNS_TEAM_ID,
+    env.HERALD_APNS_BUNDLE_ID,
+  ];
+  if (!keyFile || !keyId || !teamId || !bundleId) return undefined;
+  return { keyFile, keyId, teamId, bundleId, sandbox: env.HERALD_APNS_ENV === "sandbox" };
+}
+
+export function limits(env: Env): Limits {
+  const entries = Object.entries(limitTable).map(([name, l]) => [
+    name,
+    int(env, l.env, l.value, 1, 1_000_000_000),
+  ]);
+  return Object.fromEntries(entries) as Limits;
+}
+
+/**
+ * Two commits under way per machine by default, shared among its processes (measured: more only
+ * costs PostgreSQL CPU on a small machine; BENCHMARKS.md).
+ */
+export function groupCommitSlots(env: Env, processes: number): number {
+  return int(env, "HERALD_GROUP_COMMIT_SLOTS", Math.max(1, Math.ceil(2 / processes)), 1, 64);
+}
+
+/** Serving processes: the cores but one, left to PostgreSQL (fastest on 2: BENCHMARKS.md). */
+export function processCount(env: Env): number {
+  return int(env, "HERALD_PROCESSES", Math.max(1, availableParallelism() - 1), 1, 256);
+}
+
+export function webPushHosts(env: Env): string[] {
+  const extra = (env.HERALD_WEB_PUSH_HOSTS ?? "").split(",").map((h) => h.trim());
+  return [...defaultPushHosts, ...extra.filter((h) => h !== "")];
+}
+/** Email in: off unless HERALD_SMTP_PORT is set; STARTTLS with a key and a certificate. */
+export function smtp(env: Env): Config["smtp"] {
+  if (!env.HERALD_SMTP_PORT) return undefined;
+  const [keyFile, certFile] = [env.HERALD_SMTP_TLS_KEY, env.HERALD_SMTP_TLS_CERT];
+  if (!keyFile !== !certFile) {
+    throw new Error("HERALD_SMTP_TLS_KEY and HERALD_SMTP_TLS_CERT are set together, or neither");
+  }
+  const tls = keyFile && certFile ? { keyFile, certFile } : undefined;
+  return { port: int(env, "HERALD_SMTP_PORT", 0, 0, 65535), tls };
+}

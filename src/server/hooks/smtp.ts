@@ -1,0 +1,160 @@
+/**
+ * Email in (docs/integrations.md, "Email"): an SMTP listener, off unless HERALD_SMTP_PORT is set,
+ * on smtp-server (Nodemailer's). Mail to an `email` hook's address (it carries the hook and its
+ * secret) is parsed (services/hook-intake.ts) and published as that hook, like a POST to its URL.
+ *
+ * - A recipient that names no hook, or a wrong secret: 550 at RCPT TO (one answer for both,
+ *   counted as a failed authentication of the client's address; a throttled address is refused
+ *   at connection with 421).
+ * - A message over the size limit: 552 (SIZE is advertised); a message that cannot be read: 554.
+ * - Rate limits, a busy idempotency key, an outage: 451, so the sender's queue retries it;
+ *   the monthly quota or a cap: 552.
+ * - STARTTLS when the operator gives a key and a certificate; no AUTH (the address is the
+ *   credential); a client that idles for a minute is disconnected.
+ */
+import { readFileSync } from "node:fs";
+import type { Readable } from "node:stream";
+import type { FastifyInstance } from "fastify";
+import { SMTPServer, type SMTPServerSession } from "smtp-server";
+import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
+import { emailRecipient } from "../../domain/hooks/index.ts";
+import type { Log } from "../../domain/log.ts";
+import { publicError } from "../../errors.ts";
+import type { HookIntakes } from "../../services/hook-intake.ts";
+import { listenOptions } from "../../supervisor/port.ts";
+import { mailContextValues } from "../call-context.ts";
+import { type HookPublishOptions, publishHookEvent } from "./inbound.ts";
+
+export interface SmtpOptions extends HookPublishOptions {
+  intake: HookIntakes;
+  host: string;
+  port: number;
+  tls: { keyFile: string; certFile: string } | undefined;
+  failures: FailedAuthThrottle;
+  /** The largest message (an inbound hook's body limit). */
+  maxBytes: number;
+}
+
+interface Listener extends SmtpOptions {
+  log: Log;
+}
+
+/** An SMTP reply: its code, and the text after it. */
+const reply = (code: number, text: string) =>
+  Object.assign(new Error(text), { responseCode: code });
+
+/** What an error of a publish means to the sending mail server. */
+function smtpReply(err: unknown): Error {
+  const e = publicError(err);
+  switch (e.code) {
+    case "invalid_argument": {
+      const why = e.violations.map((v) => `${v.field} ${v.message}`).join("; ") || e.detail;
+      return reply(554, `5.6.0 ${why}`);
+    }
+    case "quota_exceeded":
+    case "limit_exceeded":
+      return reply(552, `5.2.2 ${e.detail}`);
+    case "unauthenticated":
+    case "permission_denied":
+    case "not_found":
+      return reply(550, "5.7.1 not accepted");
+    default:
+      return reply(451, `4.3.0 ${e.detail}: try again later`);
+  }
+}
+
+async function bytesOf(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Publishes a received message to each of its hooks; the first failure is the reply. */
+async function deliver(o: Listener, session: SMTPServerSession, raw: Buffer): Promise<void> {
+  for (const rcpt of session.envelope.rcptTo) {
+    const named = emailRecipient(rcpt.address);
+    if (!named) throw reply(550, "5.1.1 no such hook address");
+    const intake = await o.intake.receive({
+      hookId: named.hookId,
+      raw,
+      contentType: "message/rfc822",
+      event: undefined,
+      delivery: undefined,
+      idempotencyKey: undefined,
+      credentials: { signature: undefined, token: undefined, bearer: named.secret },
+    });
+    if (intake.kind === "refused") throw reply(550, "5.1.1 no such hook address");
+    if (intake.kind === "ignored") continue;
+    const values = mailContextValues(session.id, session.remoteAddress);
+    await publishHookEvent(o, intake, values, AbortSignal.timeout(30_000));
+  }
+}
+
+/**
+ * The SMTP listener of this process, started when the app listens (on the same host, its port
+ * shared by every serving process as the HTTP port is) and closed with the app.
+ */
+export function registerSmtp(app: FastifyInstance, options: SmtpOptions): void {
+  let listener: { close(): Promise<void> } | undefined;
+  const o: Listener = { ...options, log: app.log };
+  app.addHook("onListen", async () => {
+    listener = await startSmtp(o);
+    app.log.info({ port: o.port, starttls: o.tls !== undefined }, "email in: SMTP listening");
+  });
+  app.addHook("onClose", async () => listener?.close());
+}
+
+async function startSmtp(o: Listener): Promise<{ close(): Promise<void> }> {
+  const server = new SMTPServer({
+    banner: "Herald: mail to a hook's address becomes a notification",
+    size: o.maxBytes,
+    authOptional: true,
+    disabledCommands: o.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
+    ...(o.tls && { key: readFileSync(o.tls.keyFile), cert: readFileSync(o.tls.certFile) }),
+    logger: false,
+    maxClients: 100,
+    socketTimeout: 60_000,
+    closeTimeout: 1_000,
+    onConnect(session, done) {
+      const wait = o.failures.blockedFor(session.remoteAddress);
+      done(
+        wait === undefined
+          ? undefined
+          : reply(421, `4.7.0 too many failed attempts: retry in ${wait} s`),
+      );
+    },
+    onRcptTo(address, session, done) {
+      o.intake.accepts(address.address).then(
+        async (ok) => {
+          if (ok) return done();
+          await o.failures.failed(session.remoteAddress);
+          done(reply(550, "5.1.1 no such hook address"));
+        },
+        (err: unknown) => done(smtpReply(err)),
+      );
+    },
+    onData(stream, session, done) {
+      bytesOf(stream)
+        .then(async (raw) => {
+          if (stream.sizeExceeded)
+            throw reply(552, `5.3.4 a message is at most ${o.maxBytes} bytes`);
+          await deliver(o, session, raw);
+          done();
+        })
+        .catch((err: unknown) => {
+          const r = (err as { responseCode?: number }).responseCode
+            ? (err as Error)
+            : smtpReply(err);
+          if (!(err as { responseCode?: number }).responseCode)
+            o.log.warn({ err }, "a mail was not published");
+          done(r);
+        });
+    },
+  });
+  server.on("error", (err) => o.log.error({ err }, "the SMTP listener failed"));
+  await new Promise<void>((resolve, reject) => {
+    server.server.once("error", reject);
+    server.listen({ host: o.host, port: o.port, ...listenOptions }, () => resolve());
+  });
+  return { close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
