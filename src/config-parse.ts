@@ -96,5 +96,6 @@ export function smtp(env: Env): Config["smtp"] {
     throw new Error("HERALD_SMTP_TLS_KEY and HERALD_SMTP_TLS_CERT are set together, or neither");
   }
   const tls = keyFile && certFile ? { keyFile, certFile } : undefined;
-  return { port: int(env, "HERALD_SMTP_PORT", 0, 0, 65535), tls };
+  const domain = env.HERALD_SMTP_DOMAIN || undefined;
+  return { port: int(env, "HERALD_SMTP_PORT", 0, 0, 65535), tls, domain };
 }

@@ -44,10 +44,17 @@ export interface Config {
   /** Largest body an inbound hook takes (1 MiB): senders' events are far bigger than ours. */
   hookBodyLimitBytes: number;
   /**
-   * Email in (docs/integrations.md, "Email"): the SMTP port (HERALD_SMTP_PORT; off when unset)
-   * and STARTTLS's key and certificate files (HERALD_SMTP_TLS_KEY, HERALD_SMTP_TLS_CERT).
+   * Email in (docs/integrations.md, "Email"): the SMTP port (HERALD_SMTP_PORT; off when unset),
+   * STARTTLS's key and certificate files (HERALD_SMTP_TLS_KEY, HERALD_SMTP_TLS_CERT), and the
+   * domain of the hooks' addresses (HERALD_SMTP_DOMAIN; default: the public URL's host).
    */
-  smtp: { port: number; tls: { keyFile: string; certFile: string } | undefined } | undefined;
+  smtp:
+    | {
+        port: number;
+        tls: { keyFile: string; certFile: string } | undefined;
+        domain: string | undefined;
+      }
+    | undefined;
   /** How long an idempotency key is remembered (docs/api.md: 24 hours). */
   idempotencyTtlSeconds: number;
   /**

@@ -13,7 +13,7 @@
 import type { WorkerClock } from "../config.ts";
 import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
-import { shownOf } from "../domain/notification.ts";
+import { replaceTagOf, shownOf } from "../domain/notification.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
 import { openToken } from "./clears.ts";
@@ -246,6 +246,7 @@ export class DeliveryWorker {
     const message: PushMessage = {
       ...shownOf(d),
       notificationId: d.notification_id,
+      collapseId: d.replace_key ? replaceTagOf(d.project_id, d.replace_key) : undefined,
       awaitsAck: d.awaits_ack,
       actions: typeof d.actions === "string" ? JSON.parse(d.actions) : (d.actions ?? undefined),
       expiresAt: until,

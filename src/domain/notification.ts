@@ -2,6 +2,7 @@
  * The notification's one home: its record, and the defaults of a publish, filled in once for
  * the row it becomes and for the idempotency fingerprint that recognises it again.
  */
+import { createHash } from "node:crypto";
 import type { NotifyRequest } from "../../gen/herald/v1/notify_service_pb.ts";
 import { ackSchedule, defaultRepeatSeconds } from "./acknowledgement.ts";
 import { type StoredAction, storedActions } from "./actions.ts";
@@ -48,10 +49,19 @@ export interface NotificationRecord {
   responded_by?: string | null;
   response_action?: string | null;
   response_text?: string | null;
+  /** A later notification of the project with the same key replaces this one on devices. */
+  replace_key: string | null;
 }
 
 /** What a device shows of a notification: a push carries these, and a sender reads them. */
-export const shownFields = ["topic", "title", "message", "priority", "click_url"] as const;
+export const shownFields = [
+  "topic",
+  "title",
+  "message",
+  "priority",
+  "click_url",
+  "replace_key",
+] as const;
 export type Shown = Pick<NotificationRecord, (typeof shownFields)[number]>;
 
 /** A push that shows nothing (a clear): every shown field empty. */
@@ -61,6 +71,7 @@ export const nothingShown: Shown = {
   message: "",
   priority: "low",
   click_url: null,
+  replace_key: null,
 };
 
 /** What a publisher wrote and every reader gets back as written (contentOf fills them). */
@@ -70,6 +81,17 @@ export type Content = Pick<NotificationRecord, (typeof contentFields)[number]>;
 /** The shown fields of a row (of the record's columns, or more). */
 export function shownOf(row: Shown): Shown {
   return Object.fromEntries(shownFields.map((f) => [f, row[f]])) as unknown as Shown;
+}
+
+/**
+ * The tag under which devices show a notification with a replace key, in place of the earlier
+ * one with the same key: one per project and key (two projects of an account never replace each
+ * other's), 32 characters of the URL-safe alphabet, as APNs' collapse id, FCM's collapse key and
+ * Android tag, and Web Push's Topic all take.
+ */
+export function replaceTagOf(projectId: string, replaceKey: string): string {
+  const digest = createHash("sha256").update(`${projectId}/${replaceKey}`).digest("base64url");
+  return `r${digest.slice(0, 31)}`;
 }
 
 /** snake_case to the API's camelCase: `click_url` → `clickUrl`. */
@@ -100,6 +122,7 @@ export function contentOf(req: NotifyRequest): Content {
     click_url: req.clickUrl ?? null,
     metadata: req.metadata ?? null,
     ttl_seconds: req.ttlSeconds ?? null,
+    replace_key: req.replaceKey ?? null,
   };
 }
 

@@ -10,6 +10,7 @@ import type { HookRepository, HookRow, ProjectRepository } from "../db/index.ts"
 import {
   emailAddress,
   type HookTemplateText,
+  mailDomainOf,
   templateFields,
   templateProblem,
 } from "../domain/hooks/index.ts";
@@ -21,6 +22,8 @@ export interface HookDeps {
   hooks: HookRepository;
   projects: ProjectRepository;
   publicUrl: string | undefined;
+  /** The domain of email hooks' addresses (HERALD_SMTP_DOMAIN), when the operator set one. */
+  mailDomain: string | undefined;
 }
 
 const camel = (field: string) => camelCase(field) as keyof HookTemplate;
@@ -77,7 +80,11 @@ export function createHookService(deps: HookDeps): ServiceImpl<typeof HookServic
     secret: made.secret,
     address:
       made.hook.kind === "email"
-        ? emailAddress(made.hook.id, made.secret, new URL(base(ctx)).hostname)
+        ? emailAddress(
+            made.hook.id,
+            made.secret,
+            mailDomainOf(new URL(base(ctx)).hostname, deps.mailDomain),
+          )
         : "",
   });
   return {

@@ -55,6 +55,14 @@ const notificationMessage = (row: NotificationRecord): SubscribeResponse =>
     event: { case: "notification", value: notificationToProto(row) },
   });
 
+const replacedMessage = (id: string, by: NotificationRecord): SubscribeResponse =>
+  create(SubscribeResponseSchema, {
+    event: {
+      case: "replaced",
+      value: { id, replacedById: by.id, replaceKey: by.replace_key ?? "" },
+    },
+  });
+
 const clearedMessage = (id: string, byDeviceId: string): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "cleared", value: { id, byDeviceId } } });
 
@@ -108,6 +116,13 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     return device;
   };
 
+  /** A notification for the stream: after a `replaced` event when it replaces an earlier one. */
+  async function* messagesOf(row: NotificationRecord) {
+    const replaced = await notifications.replacedBy(row);
+    if (replaced !== undefined) yield replacedMessage(replaced, row);
+    yield notificationMessage(row);
+  }
+
   /** The stream's inbox, told by the hub of what reaches the device. */
   const register = (device: DeviceRow, inbox: StreamInbox) =>
     hub.subscribe({
@@ -143,7 +158,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
           call.touch();
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
           const handed = inbox.takeHanded();
-          for (const row of handed) yield notificationMessage(row);
+          for (const row of handed) yield* messagesOf(row);
           if (handed.length > 0) continue;
           // Acknowledged somewhere: clear it. Awaiting acknowledgement: show it again.
           const cleared = inbox.takeCleared();
@@ -158,7 +173,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             // publish and the device. The mark runs to the end even if the stream closes now.
             const marking = queue.markStreamed(device.id, [...mark, ...load]);
             marking.catch(() => {});
-            for (const row of rows) yield notificationMessage(row);
+            for (const row of rows) yield* messagesOf(row);
             await marking;
             continue;
           }

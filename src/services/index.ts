@@ -103,7 +103,10 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       allowPrivate: config.webhookAllowPrivate,
     }),
   );
-  router.service(HookService, createHookService({ ...repos, publicUrl: config.publicUrl }));
+  router.service(
+    HookService,
+    createHookService({ ...repos, publicUrl: config.publicUrl, mailDomain: config.smtp?.domain }),
+  );
   router.service(
     InboxService,
     createInboxService({

@@ -37,8 +37,11 @@ const defaultPageSize = 20;
 
 /** The part of a publish request an idempotency fingerprint covers: the request itself. */
 function fingerprintOf(req: NotifyRequest): Buffer {
+  const { replace_key, ...content } = contentOf(req);
   return requestFingerprint({
-    ...contentOf(req),
+    ...content,
+    // Only when given, so that fingerprints of requests without one stay as they were.
+    ...(replace_key !== null && { replace_key }),
     // Only when given, so that fingerprints of requests without a schedule stay as they were.
     ...(req.deliverAt !== undefined && { deliver_at: req.deliverAt }),
     ...(req.delaySeconds !== undefined && { delay_seconds: req.delaySeconds }),

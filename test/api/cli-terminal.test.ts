@@ -76,6 +76,24 @@ describe("on a terminal", () => {
     );
   });
 
+  it("listen shows a notification with a replace key in place of the one it replaces", async () => {
+    const h = await loggedIn();
+    const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };
+    const t = onTerminal("listen --topic deploys --count 2", env);
+    await waitFor(() => t.screen().includes("listening for topic deploys"));
+    await notify(server, { title: "deploy started", topic: "deploys", replace_key: "web" });
+    await waitFor(() => t.screen().includes("deploy started"));
+    const before = t.screen().length;
+    await notify(server, { title: "deploy finished", topic: "deploys", replace_key: "web" });
+    expect(await t.exited).toBe(0);
+    // The cursor goes back over the entry it replaces, clears it, and writes the new one there.
+    const after = t.screen().slice(before);
+    const esc = String.fromCharCode(27);
+    const back = new RegExp(`^${esc}\\[\\d+A${esc}\\[0J`);
+    expect(after).toMatch(back);
+    expect(after).toContain("deploy finished");
+  });
+
   it("ask --timeout 3s: the asker gives up, and the listener's buttons go with it", async () => {
     const h = await loggedIn();
     const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };

@@ -58,6 +58,7 @@ describe("grpc.health.v1", () => {
         "herald.v1.ApiKeyService",
         "herald.v1.AuthService",
         "herald.v1.DeviceService",
+        "herald.v1.HookService",
         "herald.v1.InboxService",
         "herald.v1.NotifyService",
         "herald.v1.ProjectService",

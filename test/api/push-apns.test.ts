@@ -238,6 +238,7 @@ describe("APNs", () => {
               message: "",
               priority: "normal",
               click_url: null,
+              replace_key: null,
               expiresAt: new Date(Date.now() + 60_000),
               hasTtl: true,
             },

@@ -402,6 +402,44 @@ describe("the console", () => {
     await page.getByText("No endpoints yet.").waitFor();
   });
 
+  it("shows a notification with a replace key in place of the earlier one, in the OS and the feed", async () => {
+    const deliver = await pushChannel();
+    await page.getByRole("link", { name: "Notifications" }).click();
+    const send = async (title: string, priority: string) => {
+      const res = await fetch(`${server.url}/v1/notify`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ title, priority, replace_key: "deploy-web" }),
+      });
+      const { id } = (await res.json()) as { id: string };
+      await waitFor(() => fake.received.some((r) => r.payload.id === id), 10_000);
+      const pushed = fake.received.find((r) => r.payload.id === id);
+      await deliver(pushed?.payload);
+      await page.getByText(`Received: ${title}`).waitFor();
+      return pushed?.payload.tag as string;
+    };
+    const tag = await send("deploy started", "normal");
+    expect(tag).toMatch(/^r[A-Za-z0-9_-]{31}$/);
+    await send("deploy finished", "high");
+    const shown = await serviceWorker()?.evaluate(async (t) => {
+      type Shown = { title: string; renotify?: boolean };
+      const scope = globalThis as unknown as {
+        registration: { getNotifications(o: { tag: string }): Promise<Shown[]> };
+      };
+      const list = await scope.registration.getNotifications({ tag: t });
+      return list.map((n) => ({ title: n.title, renotify: n.renotify }));
+    }, tag);
+    // One shown, the later one; the priority rose, so the person is alerted again.
+    expect(shown).toEqual([{ title: "deploy finished", renotify: true }]);
+    // The feed: one entry, updated; the history (the API) keeps both.
+    const feed = page.getByRole("list", { name: "Notifications" });
+    const entry = feed.locator(":scope > li", { hasText: /deploy finished/ });
+    await entry.getByText("updated ×1").waitFor();
+    expect(await entry.count()).toBe(1);
+    expect(await feed.locator(":scope > li", { hasText: /deploy started/ }).count()).toBe(0);
+    await page.screenshot({ path: join(shots, "notifications-replaced.png") });
+  });
+
   it("approves a `herald login --device` from its verification page", async () => {
     const started = (await (
       await fetch(`${server.url}/v1/auth/device`, {

@@ -36,6 +36,8 @@ export function listen(baseUrl: string, credential: string, since = "") {
   const cleared: string[] = [];
   /** Who cleared each (a device id; empty when its asker withdrew it). */
   const clearedBy = new Map<string, string>();
+  /** Every notification and replacement, in order: `notification <id>`, `replaced <id> by <id>`. */
+  const events: string[] = [];
   let keepalives = 0;
   // The server writes a keepalive at once, once the stream is registered: from then on,
   // everything published reaches it live.
@@ -55,6 +57,9 @@ export function listen(baseUrl: string, credential: string, since = "") {
         if (m.event.case === "notification") {
           titles.push(m.event.value.title);
           ids.push(m.event.value.id);
+          events.push(`notification ${m.event.value.id}`);
+        } else if (m.event.case === "replaced") {
+          events.push(`replaced ${m.event.value.id} by ${m.event.value.replacedById}`);
         } else if (m.event.case === "cleared") {
           cleared.push(m.event.value.id);
           clearedBy.set(m.event.value.id, m.event.value.byDeviceId);
@@ -68,6 +73,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
   return {
     titles,
     ids,
+    events,
     cleared,
     clearedBy,
     keepalives: () => keepalives,

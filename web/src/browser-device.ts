@@ -125,7 +125,11 @@ export async function streamInPage(): Promise<void> {
         const n = msg.event.value;
         toast(`${n.title}${n.message ? ` — ${n.message}` : ""}`);
         if ("Notification" in window && Notification.permission === "granted")
-          new Notification(n.title, { body: n.message, tag: n.id });
+          new Notification(n.title, {
+            body: n.message,
+            // In place of the earlier one with the same replace key.
+            tag: n.replaceKey ? `${n.projectId}/${n.replaceKey}` : n.id,
+          });
         await api.inbox.ackNotification({ id: n.id }, asDevice(device.credential));
         device = { ...device, cursor: n.id };
         await saveDevice(device);

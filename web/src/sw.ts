@@ -21,6 +21,23 @@ interface Pushed {
   require_ack?: boolean;
   /** A question: its actions as buttons (the browser shows as many as it can, often 2). */
   actions?: { id: string; label: string; reply?: boolean }[];
+  /** Shown in place of the earlier notification with the same tag (a replace key's). */
+  tag?: string;
+}
+
+const rank: Record<string, number> = { low: 0, normal: 1, high: 2 };
+
+/**
+ * What a push replaces: shown under its tag (a replace key's, or its own id), it takes the place
+ * of the notification already shown with that tag; the browser alerts the person again only
+ * when the priority rises (`renotify`), else it updates it quietly.
+ */
+async function placeOf(n: Pushed): Promise<{ tag: string; renotify: boolean }> {
+  const tag = n.tag ?? n.id;
+  if (!n.tag) return { tag, renotify: false };
+  const shown = await self.registration.getNotifications({ tag });
+  const before = Math.max(-1, ...shown.map((s) => rank[s.data?.priority ?? "normal"] ?? 1));
+  return { tag, renotify: before >= 0 && (rank[n.priority ?? "normal"] ?? 1) > before };
 }
 
 /** The buttons of a push: the question's actions, or Acknowledge. */
@@ -49,24 +66,25 @@ self.addEventListener("push", (event) => {
   // Acknowledged on another device: close it here.
   if (n.type === "clear") {
     event.waitUntil(
-      self.registration.getNotifications({ tag: n.id }).then((shown) => {
-        for (const s of shown) s.close();
+      self.registration.getNotifications().then((shown) => {
+        for (const s of shown) if (s.tag === n.id || s.data?.id === n.id) s.close();
       }),
     );
     return;
   }
   event.waitUntil(
     (async () => {
+      const { tag, renotify } = await placeOf(n);
       await self.registration.showNotification(n.title || "Herald", {
         body: n.message,
-        tag: n.id,
+        tag,
         icon: "/icon-192.png",
         badge: "/icon-192.png",
         requireInteraction:
           n.priority === "high" || n.require_ack === true || Boolean(n.actions?.length),
-        data: { id: n.id, url: n.click_url ?? null, replies: replyIds(n) },
+        data: { id: n.id, url: n.click_url ?? null, replies: replyIds(n), priority: n.priority },
         // Not in TypeScript's DOM types yet, but in every browser with Web Push.
-        ...{ actions: buttonsOf(n) },
+        ...{ actions: buttonsOf(n), renotify },
       });
       await asDevice("AckNotification", { id: n.id });
       for (const client of await self.clients.matchAll({ type: "window" })) {

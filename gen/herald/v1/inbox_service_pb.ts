@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/inbox_service.proto.
  */
 export const file_herald_v1_inbox_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCKlAQoRU3Vic2NyaWJlUmVzcG9uc2USLwoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbkgAEi8KCWtlZXBhbGl2ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIlCgdjbGVhcmVkGAMgASgLMhIuaGVyYWxkLnYxLkNsZWFyZWRIAEIHCgVldmVudCIrCgdDbGVhcmVkEgoKAmlkGAEgASgJEhQKDGJ5X2RldmljZV9pZBgCIAEoCSIwChhGZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIkoKGUZldGNoTm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiJDChZBY2tOb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARITCgthY2tub3dsZWRnZRgCIAEoCCIZChdBY2tOb3RpZmljYXRpb25SZXNwb25zZSJ+ChxSZXNwb25kVG9Ob3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARIwCglhY3Rpb25faWQYAiABKAlCHbpIGnIYMhZeW0EtWmEtejAtOV8uLV17MSw2NH0kEhYKBHRleHQYAyABKAlCCLpIBXIDGOgHIkYKHVJlc3BvbmRUb05vdGlmaWNhdGlvblJlc3BvbnNlEiUKCHJlc3BvbnNlGAEgASgLMhMuaGVyYWxkLnYxLlJlc3BvbnNlIikKEU1hcmtPcGVuZWRSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASIUChJNYXJrT3BlbmVkUmVzcG9uc2Uy1wQKDEluYm94U2VydmljZRJKCglTdWJzY3JpYmUSGy5oZXJhbGQudjEuU3Vic2NyaWJlUmVxdWVzdBocLmhlcmFsZC52MS5TdWJzY3JpYmVSZXNwb25zZSIAMAEShAEKEUZldGNoTm90aWZpY2F0aW9uEiMuaGVyYWxkLnYxLkZldGNoTm90aWZpY2F0aW9uUmVxdWVzdBokLmhlcmFsZC52MS5GZXRjaE5vdGlmaWNhdGlvblJlc3BvbnNlIiSC0+STAh5iDG5vdGlmaWNhdGlvbhIOL3YxL2luYm94L3tpZH0SdwoPQWNrTm90aWZpY2F0aW9uEiEuaGVyYWxkLnYxLkFja05vdGlmaWNhdGlvblJlcXVlc3QaIi5oZXJhbGQudjEuQWNrTm90aWZpY2F0aW9uUmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL2luYm94L3tpZH0vYWNrEo0BChVSZXNwb25kVG9Ob3RpZmljYXRpb24SJy5oZXJhbGQudjEuUmVzcG9uZFRvTm90aWZpY2F0aW9uUmVxdWVzdBooLmhlcmFsZC52MS5SZXNwb25kVG9Ob3RpZmljYXRpb25SZXNwb25zZSIhgtPkkwIbOgEqIhYvdjEvaW5ib3gve2lkfS9yZXNwb25kEmsKCk1hcmtPcGVuZWQSHC5oZXJhbGQudjEuTWFya09wZW5lZFJlcXVlc3QaHS5oZXJhbGQudjEuTWFya09wZW5lZFJlc3BvbnNlIiCC0+STAho6ASoiFS92MS9pbmJveC97aWR9L29wZW5lZGIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_notification]);
+  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCLOAQoRU3Vic2NyaWJlUmVzcG9uc2USLwoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbkgAEi8KCWtlZXBhbGl2ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIlCgdjbGVhcmVkGAMgASgLMhIuaGVyYWxkLnYxLkNsZWFyZWRIABInCghyZXBsYWNlZBgEIAEoCzITLmhlcmFsZC52MS5SZXBsYWNlZEgAQgcKBWV2ZW50IisKB0NsZWFyZWQSCgoCaWQYASABKAkSFAoMYnlfZGV2aWNlX2lkGAIgASgJIkMKCFJlcGxhY2VkEgoKAmlkGAEgASgJEhYKDnJlcGxhY2VkX2J5X2lkGAIgASgJEhMKC3JlcGxhY2Vfa2V5GAMgASgJIjAKGEZldGNoTm90aWZpY2F0aW9uUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiSgoZRmV0Y2hOb3RpZmljYXRpb25SZXNwb25zZRItCgxub3RpZmljYXRpb24YASABKAsyFy5oZXJhbGQudjEuTm90aWZpY2F0aW9uIkMKFkFja05vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBEhMKC2Fja25vd2xlZGdlGAIgASgIIhkKF0Fja05vdGlmaWNhdGlvblJlc3BvbnNlIn4KHFJlc3BvbmRUb05vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBEjAKCWFjdGlvbl9pZBgCIAEoCUIdukgachgyFl5bQS1aYS16MC05Xy4tXXsxLDY0fSQSFgoEdGV4dBgDIAEoCUIIukgFcgMY6AciRgodUmVzcG9uZFRvTm90aWZpY2F0aW9uUmVzcG9uc2USJQoIcmVzcG9uc2UYASABKAsyEy5oZXJhbGQudjEuUmVzcG9uc2UiKQoRTWFya09wZW5lZFJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIhQKEk1hcmtPcGVuZWRSZXNwb25zZTLXBAoMSW5ib3hTZXJ2aWNlEkoKCVN1YnNjcmliZRIbLmhlcmFsZC52MS5TdWJzY3JpYmVSZXF1ZXN0GhwuaGVyYWxkLnYxLlN1YnNjcmliZVJlc3BvbnNlIgAwARKEAQoRRmV0Y2hOb3RpZmljYXRpb24SIy5oZXJhbGQudjEuRmV0Y2hOb3RpZmljYXRpb25SZXF1ZXN0GiQuaGVyYWxkLnYxLkZldGNoTm90aWZpY2F0aW9uUmVzcG9uc2UiJILT5JMCHmIMbm90aWZpY2F0aW9uEg4vdjEvaW5ib3gve2lkfRJ3Cg9BY2tOb3RpZmljYXRpb24SIS5oZXJhbGQudjEuQWNrTm90aWZpY2F0aW9uUmVxdWVzdBoiLmhlcmFsZC52MS5BY2tOb3RpZmljYXRpb25SZXNwb25zZSIdgtPkkwIXOgEqIhIvdjEvaW5ib3gve2lkfS9hY2sSjQEKFVJlc3BvbmRUb05vdGlmaWNhdGlvbhInLmhlcmFsZC52MS5SZXNwb25kVG9Ob3RpZmljYXRpb25SZXF1ZXN0GiguaGVyYWxkLnYxLlJlc3BvbmRUb05vdGlmaWNhdGlvblJlc3BvbnNlIiGC0+STAhs6ASoiFi92MS9pbmJveC97aWR9L3Jlc3BvbmQSawoKTWFya09wZW5lZBIcLmhlcmFsZC52MS5NYXJrT3BlbmVkUmVxdWVzdBodLmhlcmFsZC52MS5NYXJrT3BlbmVkUmVzcG9uc2UiIILT5JMCGjoBKiIVL3YxL2luYm94L3tpZH0vb3BlbmVkYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_notification]);
 
 /**
  * Subscribe.
@@ -75,6 +75,15 @@ export type SubscribeResponse = Message<"herald.v1.SubscribeResponse"> & {
      */
     value: Cleared;
     case: "cleared";
+  } | {
+    /**
+     * A notification replaced by a later one with the same `replace_key`: show the later one
+     * (its `notification` event follows) in its place.
+     *
+     * @generated from field: herald.v1.Replaced replaced = 4;
+     */
+    value: Replaced;
+    case: "replaced";
   } | { case: undefined; value?: undefined };
 };
 
@@ -115,6 +124,41 @@ export const ClearedSchema: GenMessage<Cleared> = /*@__PURE__*/
   messageDesc(file_herald_v1_inbox_service, 2);
 
 /**
+ * A notification replaced in place.
+ *
+ * @generated from message herald.v1.Replaced
+ */
+export type Replaced = Message<"herald.v1.Replaced"> & {
+  /**
+   * The earlier notification, replaced.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The later one, which takes its place.
+   *
+   * @generated from field: string replaced_by_id = 2;
+   */
+  replacedById: string;
+
+  /**
+   * Their replace key.
+   *
+   * @generated from field: string replace_key = 3;
+   */
+  replaceKey: string;
+};
+
+/**
+ * Describes the message herald.v1.Replaced.
+ * Use `create(ReplacedSchema)` to create a new message.
+ */
+export const ReplacedSchema: GenMessage<Replaced> = /*@__PURE__*/
+  messageDesc(file_herald_v1_inbox_service, 3);
+
+/**
  * Fetch a notification.
  *
  * @generated from message herald.v1.FetchNotificationRequest
@@ -133,7 +177,7 @@ export type FetchNotificationRequest = Message<"herald.v1.FetchNotificationReque
  * Use `create(FetchNotificationRequestSchema)` to create a new message.
  */
 export const FetchNotificationRequestSchema: GenMessage<FetchNotificationRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 3);
+  messageDesc(file_herald_v1_inbox_service, 4);
 
 /**
  * The notification.
@@ -154,7 +198,7 @@ export type FetchNotificationResponse = Message<"herald.v1.FetchNotificationResp
  * Use `create(FetchNotificationResponseSchema)` to create a new message.
  */
 export const FetchNotificationResponseSchema: GenMessage<FetchNotificationResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 4);
+  messageDesc(file_herald_v1_inbox_service, 5);
 
 /**
  * Acknowledge.
@@ -182,7 +226,7 @@ export type AckNotificationRequest = Message<"herald.v1.AckNotificationRequest">
  * Use `create(AckNotificationRequestSchema)` to create a new message.
  */
 export const AckNotificationRequestSchema: GenMessage<AckNotificationRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 5);
+  messageDesc(file_herald_v1_inbox_service, 6);
 
 /**
  * Acknowledged.
@@ -197,7 +241,7 @@ export type AckNotificationResponse = Message<"herald.v1.AckNotificationResponse
  * Use `create(AckNotificationResponseSchema)` to create a new message.
  */
 export const AckNotificationResponseSchema: GenMessage<AckNotificationResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 6);
+  messageDesc(file_herald_v1_inbox_service, 7);
 
 /**
  * An answer.
@@ -232,7 +276,7 @@ export type RespondToNotificationRequest = Message<"herald.v1.RespondToNotificat
  * Use `create(RespondToNotificationRequestSchema)` to create a new message.
  */
 export const RespondToNotificationRequestSchema: GenMessage<RespondToNotificationRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 7);
+  messageDesc(file_herald_v1_inbox_service, 8);
 
 /**
  * The answer as recorded.
@@ -253,7 +297,7 @@ export type RespondToNotificationResponse = Message<"herald.v1.RespondToNotifica
  * Use `create(RespondToNotificationResponseSchema)` to create a new message.
  */
 export const RespondToNotificationResponseSchema: GenMessage<RespondToNotificationResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 8);
+  messageDesc(file_herald_v1_inbox_service, 9);
 
 /**
  * Opened.
@@ -274,7 +318,7 @@ export type MarkOpenedRequest = Message<"herald.v1.MarkOpenedRequest"> & {
  * Use `create(MarkOpenedRequestSchema)` to create a new message.
  */
 export const MarkOpenedRequestSchema: GenMessage<MarkOpenedRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 9);
+  messageDesc(file_herald_v1_inbox_service, 10);
 
 /**
  * Recorded.
@@ -289,7 +333,7 @@ export type MarkOpenedResponse = Message<"herald.v1.MarkOpenedResponse"> & {
  * Use `create(MarkOpenedResponseSchema)` to create a new message.
  */
 export const MarkOpenedResponseSchema: GenMessage<MarkOpenedResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 10);
+  messageDesc(file_herald_v1_inbox_service, 11);
 
 /**
  * The device side of delivery (device credential): a live stream for `stream` devices, and

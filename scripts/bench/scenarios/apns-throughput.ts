@@ -37,6 +37,7 @@ export async function apnsThroughput(): Promise<void> {
             message: "m",
             priority: "high",
             click_url: null,
+            replace_key: null,
             expiresAt: new Date(Date.now() + 60_000),
             hasTtl: true,
           },

@@ -1,6 +1,7 @@
 /** `herald hooks …`: the project's inbound hooks, for senders that speak their own format. */
 import { type Hook, HookSchema, HookService } from "../../../gen/herald/v1/hook_service_pb.ts";
-import { hookKinds, senderSnippet } from "../../domain/hooks/index.ts";
+import { hookKinds } from "../../domain/hooks/kinds.ts";
+import { senderSnippet } from "../../domain/hooks/snippets.ts";
 import type { Command } from "../command.ts";
 import { type Context, exit } from "../context.ts";
 import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";

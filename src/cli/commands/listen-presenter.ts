@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { toJson } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { Replaced, SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
 import { type Notification, NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Context } from "../context.ts";
@@ -71,6 +72,10 @@ interface PresenterState {
   waiting: Notification | undefined;
   /** Questions answered with this terminal's keys, whose clear needs no second line. */
   answeredHere: Set<string>;
+  /** The last notification printed on a terminal, and how many lines it took. */
+  last?: { id: string; lines: number } | undefined;
+  /** The notification the next one replaces (a `replaced` event came first). */
+  replacing?: string | undefined;
 }
 
 /** What the presenter does for the person: acknowledge, or answer, as this device. */
@@ -160,7 +165,7 @@ export function presenter(
       if (exec !== undefined) await runExec(exec, json, ctx.io.env);
       else if (ctx.flags.json)
         ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
-      else ctx.io.stdout(`${values.bell ? "\x07" : ""}${formatNotification(n, ctx.io.isTty)}`);
+      else ctx.io.stdout(`${values.bell ? "\x07" : ""}${inPlaceOf(n)}`);
       if (values.desktop) desktopNotify(n, ctx.io.env);
       const open = !n.acknowledgedAt && !n.response;
       if (open && n.actions.length > 0) {
@@ -184,6 +189,35 @@ export function presenter(
         }
       }
     },
+    /** What else a stream says: a clear, a replacement (keepalives say nothing). */
+    aside(event: SubscribeResponse["event"]) {
+      if (event.case === "cleared") this.cleared(event.value);
+      if (event.case === "replaced") this.replaced(event.value);
+    },
+    replaced({ id, replacedById, replaceKey }: Replaced) {
+      state.replacing = id;
+      if (ctx.flags.json) {
+        const replaced = { id, replaced_by_id: replacedById, replace_key: replaceKey };
+        ctx.io.stdout(`${JSON.stringify({ replaced })}\n`);
+      }
+    },
     stop: () => stopKeys?.(),
   };
+
+  /**
+   * A notification as printed: on a terminal, one that replaces the last one printed takes its
+   * place (the cursor goes back over it); one that replaces an earlier one says so.
+   */
+  function inPlaceOf(n: Notification): string {
+    const text = formatNotification(n, ctx.io.isTty);
+    const replacing = state.replacing;
+    state.replacing = undefined;
+    const back =
+      ctx.io.isTty && replacing !== undefined && state.last?.id === replacing
+        ? `\x1b[${state.last.lines}A\x1b[0J`
+        : "";
+    const marked = replacing !== undefined && !back ? `  ↻ replaces ${replacing}\n` : "";
+    state.last = { id: n.id, lines: (text.match(/\n/g) ?? []).length };
+    return `${back}${text}${marked}`;
+  }
 }

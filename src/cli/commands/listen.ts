@@ -81,8 +81,10 @@ export const listen: Command = {
             status("reconnected", true);
             lost = false;
           }
-          if (msg.event.case === "cleared") show.cleared(msg.event.value);
-          if (msg.event.case !== "notification") continue;
+          if (msg.event.case !== "notification") {
+            show.aside(msg.event);
+            continue;
+          }
           const n = msg.event.value;
           // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
           const fresh = firstTime(n.id);
@@ -94,17 +96,8 @@ export const listen: Command = {
         }
       } catch (err) {
         if (ctx.io.signal?.aborted) break;
-        const e = HeraldError.from(err);
-        if (e.code === "unauthenticated") {
-          ctx.config.update(({ device: _d, ...rest }) => rest);
-          throw err;
-        }
-        status(
-          `connection lost (${e.message}), retrying in ${Math.round(backoff / 100) / 10} s`,
-          false,
-        );
+        await connectionLost(ctx, err, backoff, status);
         lost = true;
-        await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(maxBackoffMs, backoff * 2);
       } finally {
         ctx.io.signal?.removeEventListener("abort", onStop);
@@ -115,6 +108,22 @@ export const listen: Command = {
     return exit.ok;
   },
 };
+
+/** A stream that broke: said, then waited out (a signed-out device is forgotten, and fails). */
+async function connectionLost(
+  ctx: Context,
+  err: unknown,
+  backoff: number,
+  status: ReturnType<typeof statusLine>,
+): Promise<void> {
+  const e = HeraldError.from(err);
+  if (e.code === "unauthenticated") {
+    ctx.config.update(({ device: _d, ...rest }) => rest);
+    throw err;
+  }
+  status(`connection lost (${e.message}), retrying in ${Math.round(backoff / 100) / 10} s`, false);
+  await new Promise((r) => setTimeout(r, backoff));
+}
 
 export const ack: Command = {
   name: "ack",

@@ -11,6 +11,8 @@ import { canceledByPublisher } from "./settle.ts";
 /** A leased push delivery with what its sender needs: the notification and the sealed token. */
 export interface DueDelivery extends Shown {
   notification_id: string;
+  /** The notification's project (a replace key's tag is the project's). */
+  project_id: string;
   device_id: string;
   /** The device's account: sends in flight are capped per account. */
   account_id: string;
@@ -77,7 +79,7 @@ export async function claimDue(
          from fair where d.notification_id = fair.notification_id and d.device_id = fair.device_id
        returning d.notification_id, d.device_id, d.platform, d.attempts
      )
-     select c.*, ${shownColumns}, n.created_at, n.expires_at,
+     select c.*, ${shownColumns}, n.project_id, n.created_at, n.expires_at,
             (n.require_ack and n.acknowledged_at is null) as awaits_ack,
             case when n.acknowledged_at is null then n.actions end as actions,
             dv.token_key_id, dv.token_box, dv.account_id

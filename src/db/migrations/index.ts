@@ -20,6 +20,7 @@ import { Migration0019TokenOrigin } from "./0019-token-origin.ts";
 import { Migration0020ServingProcesses } from "./0020-serving-processes.ts";
 import { Migration0021CancelInFlight } from "./0021-cancel-in-flight.ts";
 import { Migration0022Hooks } from "./0022-hooks.ts";
+import { Migration0023ReplaceKey } from "./0023-replace-key.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   { name: "0020-serving-processes", class: Migration0020ServingProcesses },
   { name: "0021-cancel-in-flight", class: Migration0021CancelInFlight },
   { name: "0022-hooks", class: Migration0022Hooks },
+  { name: "0023-replace-key", class: Migration0023ReplaceKey },
 ];

@@ -28,6 +28,7 @@ const columnTypes = {
   next_repeat_at: "timestamptz",
   escalate_at: "timestamptz",
   actions: "json",
+  replace_key: "text",
 } as const;
 
 type Column = keyof typeof columnTypes;

@@ -92,6 +92,17 @@ export class NotificationRepository {
     return rows[0] && toRow(rows[0]);
   }
 
+  /** The notification a later one with a replace key replaces: the project's last before it. */
+  async replacedBy(row: NotificationRecord): Promise<string | undefined> {
+    if (row.replace_key === null) return undefined;
+    const [found] = await this.#db.execute<{ id: string }[]>(
+      `select id from notification where project_id = ? and replace_key = ? and id < ?
+        order by id desc limit 1`,
+      [row.project_id, row.replace_key, row.id],
+    );
+    return found?.id;
+  }
+
   /** Several notifications by id (device inbox), in id order. */
   async byIds(ids: readonly string[]): Promise<NotificationRecord[]> {
     if (ids.length === 0) return [];

@@ -1,7 +1,8 @@
 /**
  * APNs with the `apns2` library: token auth (ES256 provider token), priority and interruption
  * level from the notification's priority, `apns-expiration` from the remaining lifetime, and the
- * notification id as `apns-collapse-id`, so a retried push replaces the first.
+ * notification id as `apns-collapse-id`, so a retried push replaces the first (or its replace
+ * key's tag, so that it replaces the earlier notification with the same key).
  */
 import { ApnsClient, ApnsError, Notification, SilentNotification } from "apns2";
 import { type Dispatcher, Pool } from "undici";
@@ -55,7 +56,7 @@ function build(msg: PushMessage, token: string, bundleId: string, preview: Previ
     alert: { title: preview.title, body: preview.message },
     priority: priority as 5 | 10,
     expiration: Math.floor(msg.expiresAt.getTime() / 1000),
-    collapseId: msg.notificationId,
+    collapseId: msg.collapseId ?? msg.notificationId,
     topic: bundleId,
     aps: {
       "interruption-level": interruptionLevel,

@@ -51,6 +51,7 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
   // Android shows no buttons for FCM's notification part, and shows it without the app when in
   // the background: a question goes as data only, and the app builds it with its actions.
   const question = Boolean(msg.actions?.length);
+  const tag = msg.collapseId;
   return {
     token,
     ...(question ? {} : { notification: { title: preview.title, body: preview.message } }),
@@ -59,6 +60,8 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
       topic: preview.topic,
       truncated: String(preview.truncated),
       ...(msg.click_url ? { click_url: msg.click_url } : {}),
+      // A question is built by the app: it shows it under the tag itself.
+      ...(question && tag && { tag }),
       ...(question && {
         title: preview.title,
         message: preview.message,
@@ -68,7 +71,9 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
     android: {
       priority: fcmPriority(msg.priority),
       ttl: Math.max(0, msg.expiresAt.getTime() - Date.now()),
-      collapseKey: msg.notificationId,
+      collapseKey: tag ?? msg.notificationId,
+      // Shown in place of the earlier notification with the same replace key.
+      ...(tag && !question && { notification: { tag } }),
     },
   };
 }

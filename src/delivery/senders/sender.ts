@@ -22,6 +22,11 @@ export interface PushMessage extends Shown {
   /** `clear`: close the notification on the device (a background push); otherwise show it. */
   kind?: "show" | "clear";
   notificationId: string;
+  /**
+   * What devices collapse it under, when not its id: a replace key's tag (replaceTagOf), so
+   * that it takes the place of the earlier one with the same key.
+   */
+  collapseId?: string | undefined;
   /** It asks the person to acknowledge it (and nobody has yet). */
   awaitsAck?: boolean;
   /** Its buttons, while nobody answered: shown as the platform allows (docs/delivery.md). */

@@ -47,6 +47,8 @@ export function webPushPayload(msg: PushMessage): string {
       truncated: p.truncated,
       priority: msg.priority,
       click_url: msg.click_url,
+      // The service worker shows it in place of the earlier one with this tag.
+      ...(msg.collapseId ? { tag: msg.collapseId } : {}),
       // The service worker shows an Acknowledge button, or the actions as buttons.
       ...(msg.awaitsAck ? { require_ack: true } : {}),
       ...(msg.actions?.length ? { actions: msg.actions } : {}),
@@ -109,7 +111,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
           headers: { Authorization: authorization(subscription.endpoint) },
           TTL: ttl,
           urgency: webPushUrgency(msg.priority),
-          topic: collapseTopic(msg.notificationId),
+          topic: msg.collapseId ?? collapseTopic(msg.notificationId),
           timeout: opts.timeoutMs ?? 10_000,
           agent,
         });

@@ -30,14 +30,20 @@ export function readEmail(call: HookCall): HookOutcome {
   };
 }
 
-/** The domain part for a host: an IP address as a literal (`[127.0.0.1]`), no port. */
-function domainOf(host: string): string {
+/**
+ * The domain of the addresses: the operator's (HERALD_SMTP_DOMAIN), else the host Herald is
+ * reached at; an IP address is no mail domain many clients take (Python's strict address parser
+ * refuses `[127.0.0.1]`), so then `localhost`. The listener takes any domain: only the local
+ * part names the hook.
+ */
+export function mailDomainOf(host: string, configured: string | undefined): string {
+  if (configured) return configured;
   const name = host.replace(/^\[|\]$/g, "");
-  return /^[\d.]+$/.test(name) || name.includes(":") ? `[${name}]` : name;
+  return /^[\d.]+$/.test(name) || name.includes(":") ? "localhost" : name;
 }
 
-export function emailAddress(hookId: string, secret: string, host: string): string {
-  return `${hookId.replaceAll("-", "")}.${secret.replace(/^hks_/, "")}@${domainOf(host)}`;
+export function emailAddress(hookId: string, secret: string, domain: string): string {
+  return `${hookId.replaceAll("-", "")}.${secret.replace(/^hks_/, "")}@${domain}`;
 }
 
 /** The hook and the secret a recipient address names, whatever its domain; or undefined. */

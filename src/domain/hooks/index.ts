@@ -28,7 +28,7 @@ export function readHookCall(
   }
 }
 
-export { emailAddress, emailRecipient, type MailBody } from "./email.ts";
+export { emailAddress, emailRecipient, type MailBody, mailDomainOf } from "./email.ts";
 export {
   type HookCall,
   type HookKind,

@@ -25,6 +25,7 @@ const pages = [
   "/devices",
   "/keys",
   "/webhooks",
+  "/hooks",
   "/projects",
   "/account",
 ];

@@ -7,6 +7,7 @@ import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
 import { api, date, errorText, inProject } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, when } from "../dom.ts";
+import { inPlace } from "../replaced.ts";
 import { firstPublish } from "./first-publish.ts";
 import { asThisDevice, questionPanel } from "./question.ts";
 
@@ -237,8 +238,10 @@ route("/notifications", {
       );
       fill(
         list,
-        notifications.map((n) => {
+        inPlace(notifications).map(({ n, replaced }) => {
           const li = item(n, !first && !seen.has(n.id), refresh);
+          if (replaced > 0)
+            li.querySelector(".head .title")?.after(badge(`updated ×${replaced}`, "sent"));
           if (open.has(n.id))
             (li.querySelector("button[aria-expanded]") as HTMLButtonElement).click();
           return li;
