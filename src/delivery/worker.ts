@@ -15,6 +15,7 @@ import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../d
 import type { Log } from "../domain/log.ts";
 import { replaceTagOf, shownOf } from "../domain/notification.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
+import { quietHoursOf, silenced } from "../domain/quiet-hours.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
 import { openToken } from "./clears.ts";
 import { JobClock } from "./jobs/clock.ts";
@@ -247,6 +248,7 @@ export class DeliveryWorker {
       ...shownOf(d),
       notificationId: d.notification_id,
       collapseId: d.replace_key ? replaceTagOf(d.project_id, d.replace_key) : undefined,
+      quiet: silenced(d.priority, quietHoursOf(d), new Date()),
       awaitsAck: d.awaits_ack,
       actions: typeof d.actions === "string" ? JSON.parse(d.actions) : (d.actions ?? undefined),
       expiresAt: until,

@@ -81,6 +81,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.DeviceService/SignOutDevice": device,
   "herald.v1.DeviceService/ListDevices": owner,
   "herald.v1.DeviceService/RenameDevice": owner,
+  "herald.v1.DeviceService/SetQuietHours": [{ kind: "cliToken" }, { kind: "device" }],
   "herald.v1.DeviceService/RemoveDevice": owner,
   "herald.v1.DeviceService/SendTestNotification": owner,
   "herald.v1.InboxService/Subscribe": device,

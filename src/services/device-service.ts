@@ -5,6 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import type { QuietHours as QuietHoursMessage } from "../../gen/herald/v1/device_pb.ts";
 import type { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 import type {
@@ -19,6 +20,7 @@ import { privateAddressProblem } from "../delivery/senders/push-address.ts";
 import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { recordOf } from "../domain/notification.ts";
 import { pushEndpointProblem } from "../domain/push-endpoint.ts";
+import { knownTimeZone, minutesOf, type QuietHours } from "../domain/quiet-hours.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
 import { deviceToProto } from "./mappers.ts";
@@ -44,6 +46,20 @@ export interface DeviceDeps {
   webPushPublicKey: string | undefined;
   /** Where Web Push endpoints may point (config: webPushHosts, webPushAllowPrivate). */
   webPushEndpoints: { hosts: readonly string[]; allowPrivate: boolean };
+}
+
+/** The request's quiet hours, checked (the proto's rules checked their shape). */
+function quietHoursFrom(q: QuietHoursMessage | undefined): QuietHours | null {
+  if (!q) return null;
+  const violation = (field: string, message: string) =>
+    heraldError("invalid_argument", `invalid request: ${field}`, {
+      violations: [{ field, message }],
+    });
+  if (!knownTimeZone(q.timeZone)) {
+    throw violation("quiet_hours.time_zone", "is not an IANA time zone (e.g. Europe/Paris)");
+  }
+  if (q.start === q.end) throw violation("quiet_hours.end", "must differ from start");
+  return { timeZone: q.timeZone, start: minutesOf(q.start), end: minutesOf(q.end) };
 }
 
 export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof DeviceService> {
@@ -146,6 +162,18 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
 
     async listDevices(_req, ctx) {
       return { devices: (await devices.list(principalOf(ctx).accountId)).map(deviceToProto) };
+    },
+
+    async setQuietHours(req, ctx) {
+      const p = principalOf(ctx);
+      // A device sets its own; a CLI token any device of the account.
+      const mine = p.kind !== "device" || req.id === p.credentialId;
+      const device = mine
+        ? await devices.setQuietHours(p.accountId, req.id, quietHoursFrom(req.quietHours))
+        : null;
+      if (!device) throw heraldError("not_found", `device ${req.id} not found`);
+      onDeviceChanged(device.id);
+      return { device: deviceToProto(device) };
     },
 
     async renameDevice(req, ctx) {

@@ -25,6 +25,7 @@ import { Backlog, filterOf, StreamInbox } from "../delivery/streams/inbox.ts";
 import { waitForNews } from "../delivery/streams/wait-for-news.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
+import { type QuietHours, quietHoursOf, silenced } from "../domain/quiet-hours.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
@@ -50,9 +51,10 @@ const shuttingDown = () =>
     metadata: { "retry-after": "1" },
   });
 
-const notificationMessage = (row: NotificationRecord): SubscribeResponse =>
+const notificationMessage = (row: NotificationRecord, quiet = false): SubscribeResponse =>
   create(SubscribeResponseSchema, {
     event: { case: "notification", value: notificationToProto(row) },
+    quiet,
   });
 
 const replacedMessage = (id: string, by: NotificationRecord): SubscribeResponse =>
@@ -65,6 +67,16 @@ const replacedMessage = (id: string, by: NotificationRecord): SubscribeResponse 
 
 const clearedMessage = (id: string, byDeviceId: string): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "cleared", value: { id, byDeviceId } } });
+
+/** A device's quiet hours, from its row. */
+const quietOfDevice = (d: DeviceRow | null): QuietHours | null =>
+  d === null
+    ? null
+    : quietHoursOf({
+        quiet_tz: d.quietTz ?? null,
+        quiet_start: d.quietStart ?? null,
+        quiet_end: d.quietEnd ?? null,
+      });
 
 const keepalive = (): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "keepalive", value: timestampNow() } });
@@ -116,11 +128,14 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     return device;
   };
 
-  /** A notification for the stream: after a `replaced` event when it replaces an earlier one. */
-  async function* messagesOf(row: NotificationRecord) {
+  /**
+   * A notification for the stream: after a `replaced` event when it replaces an earlier one,
+   * marked quiet during the device's quiet hours.
+   */
+  async function* messagesOf(row: NotificationRecord, quiet: QuietHours | null) {
     const replaced = await notifications.replacedBy(row);
     if (replaced !== undefined) yield replacedMessage(replaced, row);
-    yield notificationMessage(row);
+    yield notificationMessage(row, silenced(row.priority, quiet, new Date()));
   }
 
   /** The stream's inbox, told by the hub of what reaches the device. */
@@ -128,7 +143,12 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     hub.subscribe({
       deviceId: device.id,
       filter: filterOf(device),
-      reload: async () => filterOf(await devices.get(device.accountId, device.id)),
+      // A changed device: its topics, and its quiet hours.
+      reload: async () => {
+        const now = await devices.get(device.accountId, device.id);
+        inbox.quiet = quietOfDevice(now);
+        return filterOf(now);
+      },
       onIds: (ids) => inbox.committed(ids),
       onRow: (row) => inbox.handed(row),
       onRepeat: (ids) => inbox.repeated(ids),
@@ -140,6 +160,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       const device = await streamDevice(ctx, req.since);
       const call = await openStream(device);
       const inbox = new StreamInbox(device.id);
+      inbox.quiet = quietOfDevice(device);
       // Register before catching up so nothing published meanwhile is missed.
       const unsubscribe = register(device, inbox);
       // The call ends when the client goes or the server begins to shut down.
@@ -158,7 +179,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
           call.touch();
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
           const handed = inbox.takeHanded();
-          for (const row of handed) yield* messagesOf(row);
+          for (const row of handed) yield* messagesOf(row, inbox.quiet);
           if (handed.length > 0) continue;
           // Acknowledged somewhere: clear it. Awaiting acknowledgement: show it again.
           const cleared = inbox.takeCleared();
@@ -173,7 +194,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             // publish and the device. The mark runs to the end even if the stream closes now.
             const marking = queue.markStreamed(device.id, [...mark, ...load]);
             marking.catch(() => {});
-            for (const row of rows) yield* messagesOf(row);
+            for (const row of rows) yield* messagesOf(row, inbox.quiet);
             await marking;
             continue;
           }

@@ -32,6 +32,7 @@ import type {
 } from "../db/index.ts";
 import { apiContentOf, type NotificationRecord } from "../domain/notification.ts";
 import { rollupStatus } from "../domain/notification-status.ts";
+import { clockOf } from "../domain/quiet-hours.ts";
 
 const ts = (d: Date | null | undefined) => (d ? timestampFromDate(new Date(d)) : undefined);
 
@@ -96,6 +97,10 @@ export function deviceToProto(d: DeviceRow): Device {
     disabledReason: d.disabledReason,
     createdAt: ts(d.createdAt),
     lastSeenAt: ts(d.lastSeenAt),
+    quietHours:
+      d.quietTz && typeof d.quietStart === "number" && typeof d.quietEnd === "number"
+        ? { timeZone: d.quietTz, start: clockOf(d.quietStart), end: clockOf(d.quietEnd) }
+        : undefined,
   });
 }
 

@@ -23,6 +23,8 @@ interface Pushed {
   actions?: { id: string; label: string; reply?: boolean }[];
   /** Shown in place of the earlier notification with the same tag (a replace key's). */
   tag?: string;
+  /** It arrived during this device's quiet hours: shown silently. */
+  quiet?: boolean;
 }
 
 const rank: Record<string, number> = { low: 0, normal: 1, high: 2 };
@@ -37,7 +39,8 @@ async function placeOf(n: Pushed): Promise<{ tag: string; renotify: boolean }> {
   if (!n.tag) return { tag, renotify: false };
   const shown = await self.registration.getNotifications({ tag });
   const before = Math.max(-1, ...shown.map((s) => rank[s.data?.priority ?? "normal"] ?? 1));
-  return { tag, renotify: before >= 0 && (rank[n.priority ?? "normal"] ?? 1) > before };
+  const rose = before >= 0 && (rank[n.priority ?? "normal"] ?? 1) > before;
+  return { tag, renotify: rose && n.quiet !== true };
 }
 
 /** The buttons of a push: the question's actions, or Acknowledge. */
@@ -78,6 +81,7 @@ self.addEventListener("push", (event) => {
       await self.registration.showNotification(n.title || "Herald", {
         body: n.message,
         tag,
+        silent: n.quiet === true,
         icon: "/icon-192.png",
         badge: "/icon-192.png",
         requireInteraction:

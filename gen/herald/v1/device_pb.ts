@@ -4,6 +4,7 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/device.proto.
  */
 export const file_herald_v1_device: GenFile = /*@__PURE__*/
-  fileDesc("ChZoZXJhbGQvdjEvZGV2aWNlLnByb3RvEgloZXJhbGQudjEi5QEKBkRldmljZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEhMKC3Rva2VuX2xhc3Q0GAQgASgJEg4KBnRvcGljcxgFIAMoCRIPCgdlbmFibGVkGAYgASgIEhcKD2Rpc2FibGVkX3JlYXNvbhgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChZoZXJhbGQvdjEvZGV2aWNlLnByb3RvEgloZXJhbGQudjEikQIKBkRldmljZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEhMKC3Rva2VuX2xhc3Q0GAQgASgJEg4KBnRvcGljcxgFIAMoCRIPCgdlbmFibGVkGAYgASgIEhcKD2Rpc2FibGVkX3JlYXNvbhgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKC3F1aWV0X2hvdXJzGAogASgLMhUuaGVyYWxkLnYxLlF1aWV0SG91cnMilgEKClF1aWV0SG91cnMSHAoJdGltZV96b25lGAEgASgJQgm6SAZyBBABGEASNQoFc3RhcnQYAiABKAlCJrpII3IhMh9eKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0kEjMKA2VuZBgDIAEoCUImukgjciEyH14oWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSRiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * A device signed into an account: it receives the account's notifications.
@@ -84,6 +85,13 @@ export type Device = Message<"herald.v1.Device"> & {
    * @generated from field: google.protobuf.Timestamp last_seen_at = 9;
    */
   lastSeenAt?: Timestamp | undefined;
+
+  /**
+   * Its quiet hours, when set.
+   *
+   * @generated from field: herald.v1.QuietHours quiet_hours = 10;
+   */
+  quietHours?: QuietHours | undefined;
 };
 
 /**
@@ -92,4 +100,41 @@ export type Device = Message<"herald.v1.Device"> & {
  */
 export const DeviceSchema: GenMessage<Device> = /*@__PURE__*/
   messageDesc(file_herald_v1_device, 0);
+
+/**
+ * A device's quiet hours: during them, `low` and `normal` notifications arrive silently (APNs
+ * `interruption-level: passive`, FCM low priority, Web Push `silent`, a stream's `quiet`);
+ * `high` breaks through.
+ *
+ * @generated from message herald.v1.QuietHours
+ */
+export type QuietHours = Message<"herald.v1.QuietHours"> & {
+  /**
+   * An IANA time zone, e.g. `Europe/Paris`.
+   *
+   * @generated from field: string time_zone = 1;
+   */
+  timeZone: string;
+
+  /**
+   * When they start, `HH:MM` (24-hour clock), in that time zone.
+   *
+   * @generated from field: string start = 2;
+   */
+  start: string;
+
+  /**
+   * When they end, `HH:MM`; earlier than `start` means the next day (22:00 to 07:00).
+   *
+   * @generated from field: string end = 3;
+   */
+  end: string;
+};
+
+/**
+ * Describes the message herald.v1.QuietHours.
+ * Use `create(QuietHoursSchema)` to create a new message.
+ */
+export const QuietHoursSchema: GenMessage<QuietHours> = /*@__PURE__*/
+  messageDesc(file_herald_v1_device, 1);
 

@@ -8,7 +8,7 @@ import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/vali
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Device } from "./device_pb.ts";
+import type { Device, QuietHours } from "./device_pb.ts";
 import { file_herald_v1_device } from "./device_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/device_service.proto.
  */
 export const file_herald_v1_device_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5oZXJhbGQvdjEvZGV2aWNlX3NlcnZpY2UucHJvdG8SCWhlcmFsZC52MSLEAQoTU2lnbkluRGV2aWNlUmVxdWVzdBItCghwYXNzd29yZBgBIAEoCzIZLmhlcmFsZC52MS5QYXNzd29yZFNpZ25JbkgAEh8KDHBhaXJpbmdfY29kZRgCIAEoCUIHukgEcgIYEEgAEhgKBG5hbWUYAyABKAlCCrpIB8gBAXICGGQSMgoIcGxhdGZvcm0YBCABKAlCILpIHXIbUgNpb3NSB2FuZHJvaWRSA3dlYlIGc3RyZWFtQg8KBm1ldGhvZBIFukgCCAEiSwoOUGFzc3dvcmRTaWduSW4SGgoFZW1haWwYASABKAlCC7pICMgBAXIDGP4BEh0KCHBhc3N3b3JkGAIgASgJQgu6SAjIAQFyAxiAAiJUChRTaWduSW5EZXZpY2VSZXNwb25zZRIZChFkZXZpY2VfY3JlZGVudGlhbBgBIAEoCRIhCgZkZXZpY2UYAiABKAsyES5oZXJhbGQudjEuRGV2aWNlIhoKGENyZWF0ZVBhaXJpbmdDb2RlUmVxdWVzdCJZChlDcmVhdGVQYWlyaW5nQ29kZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAigAEKFlJlZ2lzdGVyQ2hhbm5lbFJlcXVlc3QSIAoKcHVzaF90b2tlbhgBIAEoCUIKukgHcgUQCBiAIEgAEjIKCHdlYl9wdXNoGAIgASgLMh4uaGVyYWxkLnYxLldlYlB1c2hTdWJzY3JpcHRpb25IAEIQCgdjaGFubmVsEgW6SAIIASJrChNXZWJQdXNoU3Vic2NyaXB0aW9uEh0KCGVuZHBvaW50GAEgASgJQgu6SAhyBhiAEIgBARIbCgZwMjU2ZGgYAiABKAlCC7pICMgBAXIDGIACEhgKBGF1dGgYAyABKAlCCrpIB8gBAXICGEAiPAoXUmVnaXN0ZXJDaGFubmVsUmVzcG9uc2USIQoGZGV2aWNlGAEgASgLMhEuaGVyYWxkLnYxLkRldmljZSJqChVTZXRUb3BpY0ZpbHRlclJlcXVlc3QSUQoGdG9waWNzGAEgAygJQkG6SD6SATsQZCI3cjUyM14oW2EtejAtOV1bYS16MC05Xy1dezAsNjJ9Lyk/KFthLXowLTlfLV17MSw2NH18XCopJCI7ChZTZXRUb3BpY0ZpbHRlclJlc3BvbnNlEiEKBmRldmljZRgBIAEoCzIRLmhlcmFsZC52MS5EZXZpY2UiFgoUU2lnbk91dERldmljZVJlcXVlc3QiFwoVU2lnbk91dERldmljZVJlc3BvbnNlIhQKEkxpc3REZXZpY2VzUmVxdWVzdCI5ChNMaXN0RGV2aWNlc1Jlc3BvbnNlEiIKB2RldmljZXMYASADKAsyES5oZXJhbGQudjEuRGV2aWNlIkUKE1JlbmFtZURldmljZVJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBEhgKBG5hbWUYAiABKAlCCrpIB8gBAXICGGQiOQoUUmVuYW1lRGV2aWNlUmVzcG9uc2USIQoGZGV2aWNlGAEgASgLMhEuaGVyYWxkLnYxLkRldmljZSIzChtTZW5kVGVzdE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIjcKHFNlbmRUZXN0Tm90aWZpY2F0aW9uUmVzcG9uc2USFwoPbm90aWZpY2F0aW9uX2lkGAEgASgJIisKE1JlbW92ZURldmljZVJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIhYKFFJlbW92ZURldmljZVJlc3BvbnNlIhYKFEdldFdlYlB1c2hLZXlSZXF1ZXN0IisKFUdldFdlYlB1c2hLZXlSZXNwb25zZRISCgpwdWJsaWNfa2V5GAEgASgJMr0JCg1EZXZpY2VTZXJ2aWNlEm8KDFNpZ25JbkRldmljZRIeLmhlcmFsZC52MS5TaWduSW5EZXZpY2VSZXF1ZXN0Gh8uaGVyYWxkLnYxLlNpZ25JbkRldmljZVJlc3BvbnNlIh6C0+STAhg6ASoiEy92MS9kZXZpY2VzL3NpZ24taW4SbwoNR2V0V2ViUHVzaEtleRIfLmhlcmFsZC52MS5HZXRXZWJQdXNoS2V5UmVxdWVzdBogLmhlcmFsZC52MS5HZXRXZWJQdXNoS2V5UmVzcG9uc2UiG5ACAYLT5JMCEhIQL3YxL3dlYi1wdXNoL2tleRKEAQoRQ3JlYXRlUGFpcmluZ0NvZGUSIy5oZXJhbGQudjEuQ3JlYXRlUGFpcmluZ0NvZGVSZXF1ZXN0GiQuaGVyYWxkLnYxLkNyZWF0ZVBhaXJpbmdDb2RlUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL2RldmljZXMvcGFpcmluZy1jb2RlcxJ/Cg9SZWdpc3RlckNoYW5uZWwSIS5oZXJhbGQudjEuUmVnaXN0ZXJDaGFubmVsUmVxdWVzdBoiLmhlcmFsZC52MS5SZWdpc3RlckNoYW5uZWxSZXNwb25zZSIlgtPkkwIfOgEqYgZkZXZpY2UaEi92MS9kZXZpY2UvY2hhbm5lbBJ7Cg5TZXRUb3BpY0ZpbHRlchIgLmhlcmFsZC52MS5TZXRUb3BpY0ZpbHRlclJlcXVlc3QaIS5oZXJhbGQudjEuU2V0VG9waWNGaWx0ZXJSZXNwb25zZSIkgtPkkwIeOgEqYgZkZXZpY2UaES92MS9kZXZpY2UvdG9waWNzEnIKDVNpZ25PdXREZXZpY2USHy5oZXJhbGQudjEuU2lnbk91dERldmljZVJlcXVlc3QaIC5oZXJhbGQudjEuU2lnbk91dERldmljZVJlc3BvbnNlIh6C0+STAhg6ASoiEy92MS9kZXZpY2Uvc2lnbi1vdXQSZAoLTGlzdERldmljZXMSHS5oZXJhbGQudjEuTGlzdERldmljZXNSZXF1ZXN0Gh4uaGVyYWxkLnYxLkxpc3REZXZpY2VzUmVzcG9uc2UiFpACAYLT5JMCDRILL3YxL2RldmljZXMSdAoMUmVuYW1lRGV2aWNlEh4uaGVyYWxkLnYxLlJlbmFtZURldmljZVJlcXVlc3QaHy5oZXJhbGQudjEuUmVuYW1lRGV2aWNlUmVzcG9uc2UiI4LT5JMCHToBKmIGZGV2aWNlMhAvdjEvZGV2aWNlcy97aWR9EokBChRTZW5kVGVzdE5vdGlmaWNhdGlvbhImLmhlcmFsZC52MS5TZW5kVGVzdE5vdGlmaWNhdGlvblJlcXVlc3QaJy5oZXJhbGQudjEuU2VuZFRlc3ROb3RpZmljYXRpb25SZXNwb25zZSIggtPkkwIaOgEqIhUvdjEvZGV2aWNlcy97aWR9L3Rlc3QSaQoMUmVtb3ZlRGV2aWNlEh4uaGVyYWxkLnYxLlJlbW92ZURldmljZVJlcXVlc3QaHy5oZXJhbGQudjEuUmVtb3ZlRGV2aWNlUmVzcG9uc2UiGILT5JMCEioQL3YxL2RldmljZXMve2lkfWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_device]);
+  fileDesc("Ch5oZXJhbGQvdjEvZGV2aWNlX3NlcnZpY2UucHJvdG8SCWhlcmFsZC52MSLEAQoTU2lnbkluRGV2aWNlUmVxdWVzdBItCghwYXNzd29yZBgBIAEoCzIZLmhlcmFsZC52MS5QYXNzd29yZFNpZ25JbkgAEh8KDHBhaXJpbmdfY29kZRgCIAEoCUIHukgEcgIYEEgAEhgKBG5hbWUYAyABKAlCCrpIB8gBAXICGGQSMgoIcGxhdGZvcm0YBCABKAlCILpIHXIbUgNpb3NSB2FuZHJvaWRSA3dlYlIGc3RyZWFtQg8KBm1ldGhvZBIFukgCCAEiSwoOUGFzc3dvcmRTaWduSW4SGgoFZW1haWwYASABKAlCC7pICMgBAXIDGP4BEh0KCHBhc3N3b3JkGAIgASgJQgu6SAjIAQFyAxiAAiJUChRTaWduSW5EZXZpY2VSZXNwb25zZRIZChFkZXZpY2VfY3JlZGVudGlhbBgBIAEoCRIhCgZkZXZpY2UYAiABKAsyES5oZXJhbGQudjEuRGV2aWNlIhoKGENyZWF0ZVBhaXJpbmdDb2RlUmVxdWVzdCJZChlDcmVhdGVQYWlyaW5nQ29kZVJlc3BvbnNlEgwKBGNvZGUYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAigAEKFlJlZ2lzdGVyQ2hhbm5lbFJlcXVlc3QSIAoKcHVzaF90b2tlbhgBIAEoCUIKukgHcgUQCBiAIEgAEjIKCHdlYl9wdXNoGAIgASgLMh4uaGVyYWxkLnYxLldlYlB1c2hTdWJzY3JpcHRpb25IAEIQCgdjaGFubmVsEgW6SAIIASJrChNXZWJQdXNoU3Vic2NyaXB0aW9uEh0KCGVuZHBvaW50GAEgASgJQgu6SAhyBhiAEIgBARIbCgZwMjU2ZGgYAiABKAlCC7pICMgBAXIDGIACEhgKBGF1dGgYAyABKAlCCrpIB8gBAXICGEAiPAoXUmVnaXN0ZXJDaGFubmVsUmVzcG9uc2USIQoGZGV2aWNlGAEgASgLMhEuaGVyYWxkLnYxLkRldmljZSJqChVTZXRUb3BpY0ZpbHRlclJlcXVlc3QSUQoGdG9waWNzGAEgAygJQkG6SD6SATsQZCI3cjUyM14oW2EtejAtOV1bYS16MC05Xy1dezAsNjJ9Lyk/KFthLXowLTlfLV17MSw2NH18XCopJCI7ChZTZXRUb3BpY0ZpbHRlclJlc3BvbnNlEiEKBmRldmljZRgBIAEoCzIRLmhlcmFsZC52MS5EZXZpY2UiFgoUU2lnbk91dERldmljZVJlcXVlc3QiFwoVU2lnbk91dERldmljZVJlc3BvbnNlIhQKEkxpc3REZXZpY2VzUmVxdWVzdCI5ChNMaXN0RGV2aWNlc1Jlc3BvbnNlEiIKB2RldmljZXMYASADKAsyES5oZXJhbGQudjEuRGV2aWNlIlgKFFNldFF1aWV0SG91cnNSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARIqCgtxdWlldF9ob3VycxgCIAEoCzIVLmhlcmFsZC52MS5RdWlldEhvdXJzIjoKFVNldFF1aWV0SG91cnNSZXNwb25zZRIhCgZkZXZpY2UYASABKAsyES5oZXJhbGQudjEuRGV2aWNlIkUKE1JlbmFtZURldmljZVJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBEhgKBG5hbWUYAiABKAlCCrpIB8gBAXICGGQiOQoUUmVuYW1lRGV2aWNlUmVzcG9uc2USIQoGZGV2aWNlGAEgASgLMhEuaGVyYWxkLnYxLkRldmljZSIzChtTZW5kVGVzdE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIjcKHFNlbmRUZXN0Tm90aWZpY2F0aW9uUmVzcG9uc2USFwoPbm90aWZpY2F0aW9uX2lkGAEgASgJIisKE1JlbW92ZURldmljZVJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIhYKFFJlbW92ZURldmljZVJlc3BvbnNlIhYKFEdldFdlYlB1c2hLZXlSZXF1ZXN0IisKFUdldFdlYlB1c2hLZXlSZXNwb25zZRISCgpwdWJsaWNfa2V5GAEgASgJMsMKCg1EZXZpY2VTZXJ2aWNlEm8KDFNpZ25JbkRldmljZRIeLmhlcmFsZC52MS5TaWduSW5EZXZpY2VSZXF1ZXN0Gh8uaGVyYWxkLnYxLlNpZ25JbkRldmljZVJlc3BvbnNlIh6C0+STAhg6ASoiEy92MS9kZXZpY2VzL3NpZ24taW4SbwoNR2V0V2ViUHVzaEtleRIfLmhlcmFsZC52MS5HZXRXZWJQdXNoS2V5UmVxdWVzdBogLmhlcmFsZC52MS5HZXRXZWJQdXNoS2V5UmVzcG9uc2UiG5ACAYLT5JMCEhIQL3YxL3dlYi1wdXNoL2tleRKEAQoRQ3JlYXRlUGFpcmluZ0NvZGUSIy5oZXJhbGQudjEuQ3JlYXRlUGFpcmluZ0NvZGVSZXF1ZXN0GiQuaGVyYWxkLnYxLkNyZWF0ZVBhaXJpbmdDb2RlUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL2RldmljZXMvcGFpcmluZy1jb2RlcxJ/Cg9SZWdpc3RlckNoYW5uZWwSIS5oZXJhbGQudjEuUmVnaXN0ZXJDaGFubmVsUmVxdWVzdBoiLmhlcmFsZC52MS5SZWdpc3RlckNoYW5uZWxSZXNwb25zZSIlgtPkkwIfOgEqYgZkZXZpY2UaEi92MS9kZXZpY2UvY2hhbm5lbBJ7Cg5TZXRUb3BpY0ZpbHRlchIgLmhlcmFsZC52MS5TZXRUb3BpY0ZpbHRlclJlcXVlc3QaIS5oZXJhbGQudjEuU2V0VG9waWNGaWx0ZXJSZXNwb25zZSIkgtPkkwIeOgEqYgZkZXZpY2UaES92MS9kZXZpY2UvdG9waWNzEnIKDVNpZ25PdXREZXZpY2USHy5oZXJhbGQudjEuU2lnbk91dERldmljZVJlcXVlc3QaIC5oZXJhbGQudjEuU2lnbk91dERldmljZVJlc3BvbnNlIh6C0+STAhg6ASoiEy92MS9kZXZpY2Uvc2lnbi1vdXQSZAoLTGlzdERldmljZXMSHS5oZXJhbGQudjEuTGlzdERldmljZXNSZXF1ZXN0Gh4uaGVyYWxkLnYxLkxpc3REZXZpY2VzUmVzcG9uc2UiFpACAYLT5JMCDRILL3YxL2RldmljZXMSdAoMUmVuYW1lRGV2aWNlEh4uaGVyYWxkLnYxLlJlbmFtZURldmljZVJlcXVlc3QaHy5oZXJhbGQudjEuUmVuYW1lRGV2aWNlUmVzcG9uc2UiI4LT5JMCHToBKmIGZGV2aWNlMhAvdjEvZGV2aWNlcy97aWR9EoMBCg1TZXRRdWlldEhvdXJzEh8uaGVyYWxkLnYxLlNldFF1aWV0SG91cnNSZXF1ZXN0GiAuaGVyYWxkLnYxLlNldFF1aWV0SG91cnNSZXNwb25zZSIvgtPkkwIpOgEqYgZkZXZpY2UaHC92MS9kZXZpY2VzL3tpZH0vcXVpZXQtaG91cnMSiQEKFFNlbmRUZXN0Tm90aWZpY2F0aW9uEiYuaGVyYWxkLnYxLlNlbmRUZXN0Tm90aWZpY2F0aW9uUmVxdWVzdBonLmhlcmFsZC52MS5TZW5kVGVzdE5vdGlmaWNhdGlvblJlc3BvbnNlIiCC0+STAho6ASoiFS92MS9kZXZpY2VzL3tpZH0vdGVzdBJpCgxSZW1vdmVEZXZpY2USHi5oZXJhbGQudjEuUmVtb3ZlRGV2aWNlUmVxdWVzdBofLmhlcmFsZC52MS5SZW1vdmVEZXZpY2VSZXNwb25zZSIYgtPkkwISKhAvdjEvZGV2aWNlcy97aWR9YgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_herald_v1_device]);
 
 /**
  * Sign a device in.
@@ -370,6 +370,55 @@ export const ListDevicesResponseSchema: GenMessage<ListDevicesResponse> = /*@__P
   messageDesc(file_herald_v1_device_service, 13);
 
 /**
+ * Set or clear a device's quiet hours.
+ *
+ * @generated from message herald.v1.SetQuietHoursRequest
+ */
+export type SetQuietHoursRequest = Message<"herald.v1.SetQuietHoursRequest"> & {
+  /**
+   * The device (with a device credential: itself).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The quiet hours; absent: none.
+   *
+   * @generated from field: herald.v1.QuietHours quiet_hours = 2;
+   */
+  quietHours?: QuietHours | undefined;
+};
+
+/**
+ * Describes the message herald.v1.SetQuietHoursRequest.
+ * Use `create(SetQuietHoursRequestSchema)` to create a new message.
+ */
+export const SetQuietHoursRequestSchema: GenMessage<SetQuietHoursRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_device_service, 14);
+
+/**
+ * The device, with its quiet hours.
+ *
+ * @generated from message herald.v1.SetQuietHoursResponse
+ */
+export type SetQuietHoursResponse = Message<"herald.v1.SetQuietHoursResponse"> & {
+  /**
+   * The device.
+   *
+   * @generated from field: herald.v1.Device device = 1;
+   */
+  device?: Device | undefined;
+};
+
+/**
+ * Describes the message herald.v1.SetQuietHoursResponse.
+ * Use `create(SetQuietHoursResponseSchema)` to create a new message.
+ */
+export const SetQuietHoursResponseSchema: GenMessage<SetQuietHoursResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_device_service, 15);
+
+/**
  * Rename a device.
  *
  * @generated from message herald.v1.RenameDeviceRequest
@@ -395,7 +444,7 @@ export type RenameDeviceRequest = Message<"herald.v1.RenameDeviceRequest"> & {
  * Use `create(RenameDeviceRequestSchema)` to create a new message.
  */
 export const RenameDeviceRequestSchema: GenMessage<RenameDeviceRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 14);
+  messageDesc(file_herald_v1_device_service, 16);
 
 /**
  * The renamed device.
@@ -416,7 +465,7 @@ export type RenameDeviceResponse = Message<"herald.v1.RenameDeviceResponse"> & {
  * Use `create(RenameDeviceResponseSchema)` to create a new message.
  */
 export const RenameDeviceResponseSchema: GenMessage<RenameDeviceResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 15);
+  messageDesc(file_herald_v1_device_service, 17);
 
 /**
  * Send a test notification.
@@ -437,7 +486,7 @@ export type SendTestNotificationRequest = Message<"herald.v1.SendTestNotificatio
  * Use `create(SendTestNotificationRequestSchema)` to create a new message.
  */
 export const SendTestNotificationRequestSchema: GenMessage<SendTestNotificationRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 16);
+  messageDesc(file_herald_v1_device_service, 18);
 
 /**
  * The test notification.
@@ -458,7 +507,7 @@ export type SendTestNotificationResponse = Message<"herald.v1.SendTestNotificati
  * Use `create(SendTestNotificationResponseSchema)` to create a new message.
  */
 export const SendTestNotificationResponseSchema: GenMessage<SendTestNotificationResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 17);
+  messageDesc(file_herald_v1_device_service, 19);
 
 /**
  * Remove a device.
@@ -479,7 +528,7 @@ export type RemoveDeviceRequest = Message<"herald.v1.RemoveDeviceRequest"> & {
  * Use `create(RemoveDeviceRequestSchema)` to create a new message.
  */
 export const RemoveDeviceRequestSchema: GenMessage<RemoveDeviceRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 18);
+  messageDesc(file_herald_v1_device_service, 20);
 
 /**
  * Removed.
@@ -494,7 +543,7 @@ export type RemoveDeviceResponse = Message<"herald.v1.RemoveDeviceResponse"> & {
  * Use `create(RemoveDeviceResponseSchema)` to create a new message.
  */
 export const RemoveDeviceResponseSchema: GenMessage<RemoveDeviceResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 19);
+  messageDesc(file_herald_v1_device_service, 21);
 
 /**
  * Request for the VAPID public key.
@@ -509,7 +558,7 @@ export type GetWebPushKeyRequest = Message<"herald.v1.GetWebPushKeyRequest"> & {
  * Use `create(GetWebPushKeyRequestSchema)` to create a new message.
  */
 export const GetWebPushKeyRequestSchema: GenMessage<GetWebPushKeyRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 20);
+  messageDesc(file_herald_v1_device_service, 22);
 
 /**
  * The VAPID public key.
@@ -531,7 +580,7 @@ export type GetWebPushKeyResponse = Message<"herald.v1.GetWebPushKeyResponse"> &
  * Use `create(GetWebPushKeyResponseSchema)` to create a new message.
  */
 export const GetWebPushKeyResponseSchema: GenMessage<GetWebPushKeyResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_device_service, 21);
+  messageDesc(file_herald_v1_device_service, 23);
 
 /**
  * Devices: signing in, push channels and topic filters (device credential), and their
@@ -622,6 +671,17 @@ export const DeviceService: GenService<{
     methodKind: "unary";
     input: typeof RenameDeviceRequestSchema;
     output: typeof RenameDeviceResponseSchema;
+  },
+  /**
+   * Sets or clears a device's quiet hours: the account's (CLI token), or the calling device's
+   * own (device credential). Absent `quiet_hours` clears them.
+   *
+   * @generated from rpc herald.v1.DeviceService.SetQuietHours
+   */
+  setQuietHours: {
+    methodKind: "unary";
+    input: typeof SetQuietHoursRequestSchema;
+    output: typeof SetQuietHoursResponseSchema;
   },
   /**
    * Sends a test notification to one device only, through its real channel (CLI token). The

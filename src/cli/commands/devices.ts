@@ -1,8 +1,8 @@
-/** `herald devices list|rename|remove|test|pair`: the account's receiving devices. */
+/** `herald devices list|rename|quiet|remove|test|pair`: the account's receiving devices. */
 import { DeviceSchema } from "../../../gen/herald/v1/device_pb.ts";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import type { Command } from "../command.ts";
-import { type Context, exit } from "../context.ts";
+import { CliError, type Context, exit } from "../context.ts";
 import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
 
 /** A device's full id from what was typed (a unique prefix will do). */
@@ -27,7 +27,7 @@ export const devices: Command[] = [
         .listDevices({}, { headers: ctx.headers(ctx.ownerToken) });
       ctx.out(
         table([
-          ["ID", "NAME", "PLATFORM", "TOKEN", "ENABLED", "TOPICS"],
+          ["ID", "NAME", "PLATFORM", "TOKEN", "ENABLED", "TOPICS", "QUIET HOURS"],
           ...devices.map((d) => [
             d.id,
             d.name,
@@ -35,6 +35,9 @@ export const devices: Command[] = [
             d.tokenLast4 ? `…${d.tokenLast4}` : "",
             d.enabled ? "yes" : `no: ${d.disabledReason}`,
             d.topics.join(",") || "all",
+            d.quietHours
+              ? `${d.quietHours.start}–${d.quietHours.end} ${d.quietHours.timeZone}`
+              : "-",
           ]),
         ]),
         devices.map((d) => resourceJson(DeviceSchema, d)),
@@ -58,6 +61,43 @@ export const devices: Command[] = [
           { headers: ctx.headers(ctx.ownerToken) },
         );
       ctx.out(`renamed ${id}`, { id, name: name.join(" ") });
+      return exit.ok;
+    },
+  },
+  {
+    name: "devices quiet",
+    summary: "quiet hours: low and normal arrive silently, high breaks through",
+    usage: "herald devices quiet ID --from HH:MM --to HH:MM [--tz ZONE] | --off",
+    options: {
+      from: { type: "string" },
+      to: { type: "string" },
+      tz: { type: "string" },
+      off: { type: "boolean" },
+    },
+    flags: {
+      from: "HH:MM: when they start (24-hour clock)",
+      to: "HH:MM: when they end (earlier than --from: the next day)",
+      tz: "an IANA time zone (default: this machine's)",
+      off: "no quiet hours",
+    },
+    example: "herald devices quiet 01a20e --from 22:00 --to 07:00 --tz Europe/Paris",
+    async run(ctx, { positionals, values }) {
+      const [typed] = need(positionals, 1, "herald devices quiet ID --from HH:MM --to HH:MM");
+      const v = values as { from?: string; to?: string; tz?: string; off?: boolean };
+      if (!v.off && (!v.from || !v.to)) {
+        throw new CliError("give --from and --to (HH:MM), or --off", exit.usage);
+      }
+      const id = await deviceId(ctx, typed as string);
+      const timeZone = v.tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const quietHours = v.off ? undefined : { timeZone, start: v.from, end: v.to };
+      const { device } = await ctx
+        .client(DeviceService)
+        .setQuietHours({ id, quietHours }, { headers: ctx.headers(ctx.ownerToken) });
+      const said = quietHours ? `${v.from}–${v.to} ${timeZone}` : "none";
+      ctx.out(
+        `quiet hours of ${device?.name ?? id}: ${said}`,
+        device ? resourceJson(DeviceSchema, device) : {},
+      );
       return exit.ok;
     },
   },

@@ -160,13 +160,15 @@ export function presenter(
       ? ctx.io.onKey?.(keyHandler(ctx, acts, state))
       : undefined;
   return {
-    async notification(n: Notification) {
-      const json = JSON.stringify(toJson(NotificationSchema, n, { useProtoFieldName: true }));
+    /** `quiet`: it came in the device's quiet hours: no bell, no desktop notification. */
+    async notification(n: Notification, quiet = false) {
+      const fields = toJson(NotificationSchema, n, { useProtoFieldName: true }) as object;
+      const json = JSON.stringify(quiet ? { ...fields, quiet } : fields);
       if (exec !== undefined) await runExec(exec, json, ctx.io.env);
       else if (ctx.flags.json)
         ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
-      else ctx.io.stdout(`${values.bell ? "\x07" : ""}${inPlaceOf(n)}`);
-      if (values.desktop) desktopNotify(n, ctx.io.env);
+      else ctx.io.stdout(`${values.bell && !quiet ? "\x07" : ""}${inPlaceOf(n, quiet)}`);
+      if (values.desktop && !quiet) desktopNotify(n, ctx.io.env);
       const open = !n.acknowledgedAt && !n.response;
       if (open && n.actions.length > 0) {
         state.waiting = n;
@@ -208,8 +210,8 @@ export function presenter(
    * A notification as printed: on a terminal, one that replaces the last one printed takes its
    * place (the cursor goes back over it); one that replaces an earlier one says so.
    */
-  function inPlaceOf(n: Notification): string {
-    const text = formatNotification(n, ctx.io.isTty);
+  function inPlaceOf(n: Notification, quiet: boolean): string {
+    const text = `${formatNotification(n, ctx.io.isTty)}${quiet ? "  (quiet hours)\n" : ""}`;
     const replacing = state.replacing;
     state.replacing = undefined;
     const back =

@@ -88,7 +88,7 @@ export const listen: Command = {
           const n = msg.event.value;
           // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
           const fresh = firstTime(n.id);
-          if (fresh) await show.notification(n);
+          if (fresh) await show.notification(n, msg.quiet);
           // Received: the cursor moves first, so a failed acknowledgement costs no resend.
           ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
           await inbox.ackNotification({ id: n.id }, auth);

@@ -24,6 +24,10 @@ export interface DueDelivery extends Shown {
   actions: StoredAction[] | null;
   created_at: Date;
   expires_at: Date | null;
+  /** The device's quiet hours (domain/quiet-hours.ts), or nulls. */
+  quiet_tz: string | null;
+  quiet_start: number | null;
+  quiet_end: number | null;
   /** The device's sealed push token (see PushTokenKeyRing), or null when it has none. */
   token_key_id: string | null;
   token_box: Buffer | null;
@@ -82,7 +86,7 @@ export async function claimDue(
      select c.*, ${shownColumns}, n.project_id, n.created_at, n.expires_at,
             (n.require_ack and n.acknowledged_at is null) as awaits_ack,
             case when n.acknowledged_at is null then n.actions end as actions,
-            dv.token_key_id, dv.token_box, dv.account_id
+            dv.token_key_id, dv.token_box, dv.account_id, dv.quiet_tz, dv.quiet_start, dv.quiet_end
        from claimed c join notification n on n.id = c.notification_id
        join device dv on dv.id = c.device_id`,
     [JSON.stringify(full), limit, share.perAccount, busy, leaseSeconds],

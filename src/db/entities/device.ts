@@ -24,5 +24,9 @@ export const Device = defineEntity({
     createdAt: p.datetime(),
     lastSeenAt: p.datetime().nullable(),
     signedOutAt: p.datetime().nullable(),
+    /** Quiet hours (domain/quiet-hours.ts): all three, or none. */
+    quietTz: p.text().nullable(),
+    quietStart: p.integer().nullable(),
+    quietEnd: p.integer().nullable(),
   },
 });

@@ -21,6 +21,7 @@ import { Migration0020ServingProcesses } from "./0020-serving-processes.ts";
 import { Migration0021CancelInFlight } from "./0021-cancel-in-flight.ts";
 import { Migration0022Hooks } from "./0022-hooks.ts";
 import { Migration0023ReplaceKey } from "./0023-replace-key.ts";
+import { Migration0024QuietHours } from "./0024-quiet-hours.ts";
 
 /** Every migration in order. Applied at start; never edited once committed. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   { name: "0021-cancel-in-flight", class: Migration0021CancelInFlight },
   { name: "0022-hooks", class: Migration0022Hooks },
   { name: "0023-replace-key", class: Migration0023ReplaceKey },
+  { name: "0024-quiet-hours", class: Migration0024QuietHours },
 ];

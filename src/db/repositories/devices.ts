@@ -9,6 +9,7 @@ import { digestCredential, displayPrefix, mintCredential } from "../../domain/cr
 import { uuidv7 } from "../../domain/ids.ts";
 import { defaultLimits } from "../../domain/limits.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
+import type { QuietHours } from "../../domain/quiet-hours.ts";
 import { Device } from "../entities/device.ts";
 import type { Orm } from "../orm.ts";
 import { underCap } from "../policies/caps.ts";
@@ -119,6 +120,22 @@ export class DeviceRepository {
     const device = await em.findOne(Device, { accountId, id, signedOutAt: null });
     if (!device) return null;
     device.name = name;
+    await em.flush();
+    return device;
+  }
+
+  /** Sets (or with null clears) a device's quiet hours; null when it is not the account's. */
+  async setQuietHours(
+    accountId: string,
+    id: string,
+    q: QuietHours | null,
+  ): Promise<DeviceRow | null> {
+    const em = this.#orm.em.fork();
+    const device = await em.findOne(Device, { accountId, id, signedOutAt: null });
+    if (!device) return null;
+    device.quietTz = q?.timeZone ?? null;
+    device.quietStart = q?.start ?? null;
+    device.quietEnd = q?.end ?? null;
     await em.flush();
     return device;
   }

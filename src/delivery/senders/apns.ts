@@ -51,7 +51,8 @@ function buildClear(msg: PushMessage, token: string, bundleId: string): Notifica
 
 function build(msg: PushMessage, token: string, bundleId: string, preview: Preview): Notification {
   if (msg.kind === "clear") return buildClear(msg, token, bundleId);
-  const { priority, interruptionLevel } = apnsPriority(msg.priority);
+  // Quiet hours: shown without a sound or a lit screen.
+  const { priority, interruptionLevel } = apnsPriority(msg.quiet ? "low" : msg.priority);
   return new Notification(token, {
     alert: { title: preview.title, body: preview.message },
     priority: priority as 5 | 10,

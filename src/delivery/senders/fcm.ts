@@ -60,8 +60,9 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
       topic: preview.topic,
       truncated: String(preview.truncated),
       ...(msg.click_url ? { click_url: msg.click_url } : {}),
-      // A question is built by the app: it shows it under the tag itself.
+      // A question is built by the app: it shows it under the tag itself, quietly if so.
       ...(question && tag && { tag }),
+      ...(msg.quiet && { quiet: "true" }),
       ...(question && {
         title: preview.title,
         message: preview.message,
@@ -69,11 +70,19 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
       }),
     },
     android: {
-      priority: fcmPriority(msg.priority),
+      // Quiet hours: delivered without waking the device, shown at low priority, no sound.
+      priority: msg.quiet ? "normal" : fcmPriority(msg.priority),
       ttl: Math.max(0, msg.expiresAt.getTime() - Date.now()),
       collapseKey: tag ?? msg.notificationId,
       // Shown in place of the earlier notification with the same replace key.
-      ...(tag && !question && { notification: { tag } }),
+      ...(!question &&
+        (tag || msg.quiet) && {
+          notification: {
+            ...(tag && { tag }),
+            // Quiet hours: low in the shade, no sound.
+            ...(msg.quiet && { priority: "low" as const, defaultSound: false }),
+          },
+        }),
     },
   };
 }

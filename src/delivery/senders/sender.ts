@@ -27,6 +27,11 @@ export interface PushMessage extends Shown {
    * that it takes the place of the earlier one with the same key.
    */
   collapseId?: string | undefined;
+  /**
+   * It arrives during the device's quiet hours (and is not `high`): shown silently (APNs
+   * passive, FCM low priority, Web Push silent).
+   */
+  quiet?: boolean;
   /** It asks the person to acknowledge it (and nobody has yet). */
   awaitsAck?: boolean;
   /** Its buttons, while nobody answered: shown as the platform allows (docs/delivery.md). */

@@ -49,6 +49,8 @@ export function webPushPayload(msg: PushMessage): string {
       click_url: msg.click_url,
       // The service worker shows it in place of the earlier one with this tag.
       ...(msg.collapseId ? { tag: msg.collapseId } : {}),
+      // Quiet hours: the service worker shows it silently.
+      ...(msg.quiet ? { quiet: true } : {}),
       // The service worker shows an Acknowledge button, or the actions as buttons.
       ...(msg.awaitsAck ? { require_ack: true } : {}),
       ...(msg.actions?.length ? { actions: msg.actions } : {}),
@@ -110,7 +112,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
           // nothing itself (Herald never sets its process-wide details).
           headers: { Authorization: authorization(subscription.endpoint) },
           TTL: ttl,
-          urgency: webPushUrgency(msg.priority),
+          urgency: webPushUrgency(msg.quiet ? "low" : msg.priority),
           topic: msg.collapseId ?? collapseTopic(msg.notificationId),
           timeout: opts.timeoutMs ?? 10_000,
           agent,

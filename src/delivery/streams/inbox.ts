@@ -8,6 +8,7 @@
 import type { DeviceRow } from "../../db/index.ts";
 import { backlogPage } from "../../db/index.ts";
 import type { NotificationRecord } from "../../domain/notification.ts";
+import type { QuietHours } from "../../domain/quiet-hours.ts";
 import type { StreamFilter } from "./hub.ts";
 
 /** Ids remembered as sent; past this the memory starts again (only early overlap needs it). */
@@ -23,6 +24,8 @@ export function filterOf(device: DeviceRow | null): StreamFilter | undefined {
 
 export class StreamInbox {
   readonly deviceId: string;
+  /** The device's quiet hours, as of its last change: its notifications are marked quiet. */
+  quiet: QuietHours | null = null;
   /** Called when something arrives; the stream loop sets it while it waits. */
   wake: (() => void) | undefined;
   #handed: NotificationRecord[] = [];

@@ -116,6 +116,25 @@ function actionButton(
   );
 }
 
+/** A device's quiet hours as a person reads them: `22:00–07:00 Europe/Paris`. */
+const quietText = (d: Device) =>
+  d.quietHours ? `${d.quietHours.start}–${d.quietHours.end} ${d.quietHours.timeZone}` : "";
+
+/** Asks for a device's quiet hours (this browser's time zone), or none. */
+async function setQuietHours(d: Device): Promise<void> {
+  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const current = d.quietHours ? `${d.quietHours.start}-${d.quietHours.end}` : "22:00-07:00";
+  const typed = prompt(
+    `Quiet hours of ${d.name}, as HH:MM-HH:MM in ${timeZone} (low and normal arrive silently; high breaks through). Empty: none.`,
+    current,
+  );
+  if (typed === null) return;
+  const m = /^\s*(\d{2}:\d{2})\s*[-–]\s*(\d{2}:\d{2})\s*$/.exec(typed);
+  if (typed.trim() !== "" && !m) throw new Error("Write them as 22:00-07:00");
+  const quietHours = m ? { timeZone, start: m[1] as string, end: m[2] as string } : undefined;
+  await api.devices.setQuietHours({ id: d.id, quietHours });
+}
+
 function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
   const act = (label: string, run: () => Promise<unknown>, cls = "") =>
     actionButton(label, d.name, run, refresh, cls);
@@ -132,6 +151,7 @@ function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
         : h("span", { class: "badge disabled", title: d.disabledReason }, "disabled"),
     ),
     h("td", {}, when(date(d.lastSeenAt))),
+    h("td", { class: "muted" }, quietText(d) || "none"),
     h(
       "td",
       { class: "actions-cell" },
@@ -139,6 +159,7 @@ function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
         await api.devices.sendTestNotification({ id: d.id });
         toast(`Test sent to ${d.name}`);
       }),
+      act("Quiet hours", () => setQuietHours(d)),
       act("Rename", async () => {
         const name = prompt(`New name for ${d.name}`, d.name);
         if (name && name !== d.name) await api.devices.renameDevice({ id: d.id, name });
@@ -171,7 +192,7 @@ route("/devices", {
               {},
               h(
                 "td",
-                { colspan: 5, class: "muted" },
+                { colspan: 6, class: "muted" },
                 "No devices yet: pair one below, or use “Notify me in this browser”.",
               ),
             ),
@@ -191,7 +212,9 @@ route("/devices", {
             h(
               "tr",
               {},
-              ...["Name", "Platform", "State", "Last seen", ""].map((t) => h("th", {}, t)),
+              ...["Name", "Platform", "State", "Last seen", "Quiet hours", ""].map((t) =>
+                h("th", {}, t),
+              ),
             ),
           ),
           body,
