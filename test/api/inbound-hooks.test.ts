@@ -443,4 +443,29 @@ describe("a sender's call", () => {
     const anonymous = await send(hook.url, "not json", {});
     expect(anonymous.status).toBe(401);
   });
+
+  it("meets the limits of any publish: the monthly quota, and the hook's and account's rate", async () => {
+    const small = await startServer({ monthlyQuota: 1, rateLimitBurst: 3, rateLimitPerSecond: 1 });
+    try {
+      const made = await fetch(`${small.url}/v1/projects/-/hooks`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${small.apiKey}` },
+        body: JSON.stringify({ kind: "generic", name: "limits" }),
+      });
+      const { hook, secret } = (await made.json()) as { hook: { url: string }; secret: string };
+      const auth = { authorization: `Bearer ${secret}` };
+      const first = await send(hook.url, JSON.stringify({ title: "one" }), auth);
+      expect(first.status).toBe(202);
+      const over = await send(hook.url, JSON.stringify({ title: "two" }), auth);
+      expect(over.json.code).toBe("quota_exceeded");
+      const third = await send(hook.url, JSON.stringify({ title: "three" }), auth);
+      expect(third.json.code).toBe("quota_exceeded");
+      // The hook's own bucket (3, refilled 1/s) is spent: the next one is rate limited.
+      const limited = await send(hook.url, JSON.stringify({ title: "four" }), auth);
+      expect(limited.status).toBe(429);
+      expect(limited.json.code).toBe("rate_limited");
+    } finally {
+      await small.close();
+    }
+  });
 });

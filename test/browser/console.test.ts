@@ -440,6 +440,24 @@ describe("the console", () => {
     await page.screenshot({ path: join(shots, "notifications-replaced.png") });
   });
 
+  it("sets this browser's quiet hours from the Devices page, in its time zone", async () => {
+    await page.getByRole("link", { name: "Devices" }).click();
+    const row = page.getByRole("row", { name: /Chrome on Linux/ });
+    await row.getByText("none", { exact: true }).waitFor();
+    // Hours that do not include now, so the pushes of the tests after this one stay loud.
+    const later = (new Date().getUTCHours() + 3) % 24;
+    const span = `${String(later).padStart(2, "0")}:00-${String((later + 2) % 24).padStart(2, "0")}:00`;
+    page.removeAllListeners("dialog");
+    page.once("dialog", (d) => {
+      expect(d.message()).toMatch(/Quiet hours of Chrome on Linux, as HH:MM-HH:MM in UTC/);
+      void d.accept(span);
+    });
+    await row.getByRole("button", { name: "Quiet hours Chrome on Linux" }).click();
+    await row.getByText(`${span.replace("-", "–")} UTC`).waitFor();
+    page.on("dialog", (d) => void d.accept());
+    await page.screenshot({ path: join(shots, "devices-quiet-hours.png") });
+  });
+
   it("approves a `herald login --device` from its verification page", async () => {
     const started = (await (
       await fetch(`${server.url}/v1/auth/device`, {
