@@ -266,6 +266,7 @@ describe("the 202 answer", () => {
       "escalation_id",
       "actions",
       "response",
+      "replace_key",
     ]);
     expect(res.json).toMatchObject({
       project_id: server.projectId,

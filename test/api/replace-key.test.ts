@@ -9,15 +9,18 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import webpush from "web-push";
-import { createApnsSender } from "../../src/delivery/senders/apns.ts";
-import { createFcmSender } from "../../src/delivery/senders/fcm.ts";
-import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
 import { replaceTagOf } from "../../src/domain/notification.ts";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { type FakeFcm, startFakeFcm } from "../fakes/fcm-server.ts";
 import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
 import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
-import { addProjectWithKey, notify, startServer, type TestServer } from "../helpers/server.ts";
+import {
+  addProjectWithKey,
+  everyPlatformSenders,
+  notify,
+  startServer,
+  type TestServer,
+} from "../helpers/server.ts";
 import { listen, signInStreamDevice } from "../helpers/streams.ts";
 
 let apns: FakeApns;
@@ -28,18 +31,7 @@ const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com
 
 beforeAll(async () => {
   [apns, fcm, web] = await Promise.all([startFakeApns(), startFakeFcm(), startFakeWebPush()]);
-  server = await startServer({}, [
-    createApnsSender({
-      teamId: apns.teamId,
-      keyId: apns.keyId,
-      signingKey: apns.signingKey,
-      bundleId: "dev.herald.app",
-      sandbox: false,
-      endpoint: { origin: apns.origin, ca: apns.ca },
-    }),
-    createFcmSender({ serviceAccountFile: fcm.serviceAccountFile, agent: fcm.agent }),
-    createWebPushSender({ vapid, agent: web.agent }),
-  ]);
+  server = await startServer({}, everyPlatformSenders(apns, fcm, web, vapid));
 });
 afterAll(async () => {
   await server.close();

@@ -7,8 +7,8 @@
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumArgs, findChromium } from "../helpers/chromium.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { chromiumArgs, findChromium, signInToConsole } from "../helpers/chromium.ts";
+import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 
 const shots = join(import.meta.dirname, "../../docs/screenshots");
 let server: TestServer;
@@ -21,11 +21,7 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.on("dialog", (d) => void d.accept());
-  await page.goto(`${server.url}/signin`);
-  await page.getByLabel("Email").fill("owner@example.com");
-  await page.getByLabel("Password").fill("correct horse battery staple");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Notifications" }).waitFor();
+  await signInToConsole(page, server.url, "owner@example.com", ownerPassword);
 }, 60_000);
 
 afterAll(async () => {

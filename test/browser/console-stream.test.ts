@@ -5,8 +5,8 @@
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumArgs, findChromium } from "../helpers/chromium.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { chromiumArgs, findChromium, signInToConsole } from "../helpers/chromium.ts";
+import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 
 const shots = join(import.meta.dirname, "../../docs/screenshots");
 let server: TestServer;
@@ -22,11 +22,7 @@ beforeAll(async () => {
     Reflect.deleteProperty(globalThis, "PushManager");
   });
   page = await context.newPage();
-  await page.goto(`${server.url}/signin`);
-  await page.getByLabel("Email").fill("owner@example.com");
-  await page.getByLabel("Password").fill("correct horse battery staple");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Notifications" }).waitFor();
+  await signInToConsole(page, server.url, "owner@example.com", ownerPassword);
 }, 60_000);
 
 afterAll(async () => {

@@ -3,6 +3,7 @@
  * only browser this project's machines can install: Playwright's own download is unreachable).
  */
 import { existsSync } from "node:fs";
+import type { Page } from "playwright-core";
 
 export function findChromium(): string | undefined {
   const candidates = [
@@ -24,3 +25,12 @@ export const chromiumArgs = [
   "--disable-component-update",
   "--disable-sync",
 ];
+
+/** Signs the page in to the console at `url` with a password, as a person would. */
+export async function signInToConsole(page: Page, url: string, email: string, password: string) {
+  await page.goto(`${url}/signin`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Notifications" }).waitFor();
+}

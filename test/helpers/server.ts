@@ -6,13 +6,17 @@ import { buildApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type Orm, openDatabase } from "../../src/db/orm.ts";
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
+import { createFcmSender } from "../../src/delivery/senders/fcm.ts";
 import { type Sender, unconfiguredSender } from "../../src/delivery/senders/sender.ts";
+import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
 import { uuidv7 } from "../../src/domain/ids.ts";
 import { defaultLimits, type Limits } from "../../src/domain/limits.ts";
 import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
 import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
 import type { FakeApns } from "../fakes/apns-server.ts";
+import type { FakeFcm } from "../fakes/fcm-server.ts";
+import type { FakeWebPush } from "../fakes/web-push-server.ts";
 import { freshDatabase, sql } from "./db.ts";
 import type { JsonBody } from "./http.ts";
 
@@ -28,19 +32,38 @@ export const testTokenKeys = new PushTokenKeyRing(
 /** Silent, unless HERALD_TEST_LOG=1 asks for the server's errors (to see why a call failed). */
 const testLogger = process.env.HERALD_TEST_LOG ? { level: "error" } : false;
 
-/** APNs pointed at a fake (bundle id `dev.herald.app`), the other platforms unconfigured. */
+/** The APNs sender pointed at a fake (bundle id `dev.herald.app`). */
+function fakeApnsSender(apns: FakeApns): Sender {
+  return createApnsSender({
+    teamId: apns.teamId,
+    keyId: apns.keyId,
+    signingKey: apns.signingKey,
+    bundleId: "dev.herald.app",
+    sandbox: false,
+    endpoint: { origin: apns.origin, ca: apns.ca },
+  });
+}
+
+/** APNs pointed at a fake, the other platforms unconfigured. */
 export function apnsTestSenders(apns: FakeApns): Sender[] {
   return [
-    createApnsSender({
-      teamId: apns.teamId,
-      keyId: apns.keyId,
-      signingKey: apns.signingKey,
-      bundleId: "dev.herald.app",
-      sandbox: false,
-      endpoint: { origin: apns.origin, ca: apns.ca },
-    }),
+    fakeApnsSender(apns),
     unconfiguredSender("android", "FCM is not configured"),
     unconfiguredSender("web", "Web Push is not configured"),
+  ];
+}
+
+/** Every platform pointed at its fake: APNs, FCM and Web Push (with these VAPID keys). */
+export function everyPlatformSenders(
+  apns: FakeApns,
+  fcm: FakeFcm,
+  web: FakeWebPush,
+  vapid: { publicKey: string; privateKey: string; subject: string },
+): Sender[] {
+  return [
+    fakeApnsSender(apns),
+    createFcmSender({ serviceAccountFile: fcm.serviceAccountFile, agent: fcm.agent }),
+    createWebPushSender({ vapid, agent: web.agent }),
   ];
 }
 

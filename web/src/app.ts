@@ -6,7 +6,7 @@ import type { Account } from "../../gen/herald/v1/account_pb.ts";
 import type { Project } from "../../gen/herald/v1/project_pb.ts";
 import { api, errorText, isSignedOut } from "./api.ts";
 import { thisBrowserButton } from "./browser-device.ts";
-import { type Child, fill, h } from "./dom.ts";
+import { type Child, fill, h, toast } from "./dom.ts";
 
 export interface State {
   account: Account | undefined;
@@ -223,4 +223,21 @@ export function simpleForm(
   );
   onSubmit(form, out, () => run(out));
   return form;
+}
+
+/** A row's button (`name` is its accessible name): runs `run`, and says in a toast if it failed. */
+export function action(
+  label: string,
+  name: string,
+  run: () => Promise<void>,
+  kind = "",
+): HTMLElement {
+  const onclick = async () => {
+    try {
+      await run();
+    } catch (err) {
+      toast(errorText(err));
+    }
+  };
+  return h("button", { type: "button", class: kind, "aria-label": name, onclick }, label);
 }

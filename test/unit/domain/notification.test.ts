@@ -25,6 +25,7 @@ describe("the notification's record", () => {
       click_url: null,
       metadata: null,
       ttl_seconds: null,
+      replace_key: null,
     });
     expect(Object.keys(c).sort()).toEqual([...contentFields].sort());
   });

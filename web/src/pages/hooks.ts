@@ -7,8 +7,8 @@ import type { Hook } from "../../../gen/herald/v1/hook_service_pb.ts";
 import { hookKinds } from "../../../src/domain/hooks/kinds.ts";
 import { senderSnippet } from "../../../src/domain/hooks/snippets.ts";
 import { api, date, errorText, inProject } from "../api.ts";
-import { currentProject, notice, onSubmit, route, state } from "../app.ts";
-import { copyButton, field, fill, h, toast, when } from "../dom.ts";
+import { action, currentProject, notice, onSubmit, route, state } from "../app.ts";
+import { copyButton, field, fill, h, when } from "../dom.ts";
 
 const senders: Record<string, string> = {
   github: "GitHub",
@@ -56,17 +56,6 @@ function shownOnce(hook: Hook, secret: string, address: string): HTMLElement {
       "configuration",
     ),
   );
-}
-
-function action(label: string, name: string, run: () => Promise<void>, kind = ""): HTMLElement {
-  const onclick = async () => {
-    try {
-      await run();
-    } catch (err) {
-      toast(errorText(err));
-    }
-  };
-  return h("button", { type: "button", class: kind, "aria-label": name, onclick }, label);
 }
 
 function row(hook: Hook, out: HTMLElement, refresh: () => Promise<void>): HTMLElement {

@@ -6,27 +6,8 @@
 import type { WebhookEndpoint } from "../../../gen/herald/v1/webhook_service_pb.ts";
 import { webhookEventTypes as eventTypes } from "../../../src/domain/webhook-events.ts";
 import { api, date, errorText, inProject } from "../api.ts";
-import { currentProject, notice, onSubmit, route, state } from "../app.ts";
-import { field, fill, h, shownOnce, toast, when } from "../dom.ts";
-
-function action(label: string, name: string, run: () => Promise<void>, kind = ""): HTMLElement {
-  return h(
-    "button",
-    {
-      type: "button",
-      class: kind,
-      "aria-label": name,
-      onclick: async () => {
-        try {
-          await run();
-        } catch (err) {
-          toast(errorText(err));
-        }
-      },
-    },
-    label,
-  );
-}
+import { action, currentProject, notice, onSubmit, route, state } from "../app.ts";
+import { field, fill, h, shownOnce, when } from "../dom.ts";
 
 function row(e: WebhookEndpoint, out: HTMLElement, refresh: () => Promise<void>) {
   const project = inProject(state.projectId);
