@@ -106,6 +106,7 @@ export type { OpenCall, OpenCallRepository } from "./repositories/open-calls.ts"
 export type { PairingCodeRepository } from "./repositories/pairing-codes.ts";
 export type { ProjectRepository, ProjectRow } from "./repositories/projects.ts";
 export type { RetentionRepository } from "./repositories/retention.ts";
+export { reencryptSecrets } from "./repositories/sealed-secrets.ts";
 export { SetupLinkRepository } from "./repositories/setup-links.ts";
 export type { UsageRepository } from "./repositories/usage.ts";
 export type { WebhookEndpointRow, WebhookRepository } from "./repositories/webhooks.ts";

@@ -7,6 +7,8 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { DeviceRepository } from "../../src/db/repositories/devices.ts";
+import { HookRepository } from "../../src/db/repositories/hooks.ts";
+import { reencryptSecrets } from "../../src/db/repositories/sealed-secrets.ts";
 import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
 import { sql } from "../helpers/db.ts";
 import { failure } from "../helpers/http.ts";
@@ -220,5 +222,43 @@ describe("key rotation", () => {
       ),
     ).toBe(token);
     expect(await store.reencryptAll()).toBe(0);
+  });
+
+  it("re-encrypts webhook and hook secrets (current and previous) too; they still open", async () => {
+    const auth = { authorization: `Bearer ${server.apiKey}` };
+    const hook = (await (
+      await fetch(`${server.url}/v1/projects/-/hooks`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ kind: "generic", name: "rotating" }),
+      })
+    ).json()) as { hook: { id: string }; secret: string };
+    const rotated = (await (
+      await fetch(`${server.url}/v1/projects/-/hooks/${hook.hook.id}/rotate-secret`, {
+        method: "POST",
+        headers: auth,
+        body: "{}",
+      })
+    ).json()) as { secret: string };
+    const ring = new PushTokenKeyRing(
+      [{ id: "k4", key: Buffer.alloc(32, 4) }, ...testTokenKeys.keys],
+      Buffer.alloc(32, 9),
+    );
+    const done = await reencryptSecrets(server.orm, ring);
+    expect(done).toEqual({ changed: 2, unopenable: 0 });
+    const [row] = await sql<{ secret_key_id: string; previous_key_id: string }>(
+      server.databaseUrl,
+      "select secret_key_id, previous_key_id from hook where id = $1",
+      [hook.hook.id],
+    );
+    expect(row).toEqual({ secret_key_id: "k4", previous_key_id: "k4" });
+    // Only the new key is needed now: both secrets still open.
+    const newOnly = new PushTokenKeyRing(
+      [{ id: "k4", key: Buffer.alloc(32, 4) }],
+      Buffer.alloc(32, 9),
+    );
+    const called = await new HookRepository(server.orm, newOnly).called(hook.hook.id);
+    expect(called?.secrets).toEqual([rotated.secret, hook.secret]);
+    expect(await reencryptSecrets(server.orm, ring)).toEqual({ changed: 0, unopenable: 0 });
   });
 });
