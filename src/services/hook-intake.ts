@@ -82,6 +82,13 @@ async function mailOf(raw: Buffer): Promise<MailBody> {
   }
 }
 
+/** What a mail presents: the secret its recipient address carries, as a bearer secret. */
+export const mailCredentials = (secret: string): HookCredentials => ({
+  signature: undefined,
+  token: undefined,
+  bearer: secret,
+});
+
 /** Per hook, so that two hooks of a project never share a key; bounded, printable. */
 function idempotencyKeyOf(hookId: string, dedupe: string | undefined): string | undefined {
   if (dedupe === undefined || dedupe === "") return undefined;
@@ -89,29 +96,26 @@ function idempotencyKeyOf(hookId: string, dedupe: string | undefined): string | 
 }
 
 export function createHookIntake(deps: { hooks: HookRepository; log: Log }) {
-  /** Whether a recipient address names an `email` hook with its secret (SMTP's RCPT TO). */
-  const accepts = async (address: string): Promise<boolean> => {
-    const named = emailRecipient(address);
-    const hook = named && (await deps.hooks.called(named.hookId));
-    return (
-      !!hook &&
-      hook.kind === "email" &&
-      authentic(
-        "email",
-        hook.secrets,
-        { signature: undefined, token: undefined, bearer: named.secret },
-        Buffer.alloc(0),
-      )
-    );
-  };
-  const receive = async (req: HookRequest): Promise<HookIntake> => {
-    const hook = uuid.test(req.hookId) ? await deps.hooks.called(req.hookId) : undefined;
-    if (!hook) return { kind: "refused" };
+  /** The hook, when it exists and the credentials are one of its working secrets. */
+  const authenticated = async (hookId: string, credentials: HookCredentials, raw: Buffer) => {
+    const hook = uuid.test(hookId) ? await deps.hooks.called(hookId) : undefined;
+    if (!hook) return undefined;
     if (hook.unopened > 0) {
       deps.log.error({ hook: hook.id }, "a hook's secret is sealed with a key not in the ring");
     }
+    return authentic(hook.kind as HookKind, hook.secrets, credentials, raw) ? hook : undefined;
+  };
+  /** Whether a recipient address names an `email` hook with its secret (SMTP's RCPT TO). */
+  const accepts = async (address: string): Promise<boolean> => {
+    const named = emailRecipient(address);
+    if (!named) return false;
+    const hook = await authenticated(named.hookId, mailCredentials(named.secret), Buffer.alloc(0));
+    return hook?.kind === "email";
+  };
+  const receive = async (req: HookRequest): Promise<HookIntake> => {
+    const hook = await authenticated(req.hookId, req.credentials, req.raw);
+    if (!hook) return { kind: "refused" };
     const kind = hook.kind as HookKind;
-    if (!authentic(kind, hook.secrets, req.credentials, req.raw)) return { kind: "refused" };
     let outcome: ReturnType<typeof readHookCall>;
     try {
       const call: HookCall = {

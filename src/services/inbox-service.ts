@@ -25,9 +25,9 @@ import { Backlog, filterOf, StreamInbox } from "../delivery/streams/inbox.ts";
 import { waitForNews } from "../delivery/streams/wait-for-news.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
-import { type QuietHours, quietHoursOf, silenced } from "../domain/quiet-hours.ts";
+import { type QuietHours, silenced } from "../domain/quiet-hours.ts";
 import { heraldError } from "../errors.ts";
-import { notificationToProto } from "./mappers.ts";
+import { deviceQuietHours, notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
 
@@ -67,16 +67,6 @@ const replacedMessage = (id: string, by: NotificationRecord): SubscribeResponse 
 
 const clearedMessage = (id: string, byDeviceId: string): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "cleared", value: { id, byDeviceId } } });
-
-/** A device's quiet hours, from its row. */
-const quietOfDevice = (d: DeviceRow | null): QuietHours | null =>
-  d === null
-    ? null
-    : quietHoursOf({
-        quiet_tz: d.quietTz ?? null,
-        quiet_start: d.quietStart ?? null,
-        quiet_end: d.quietEnd ?? null,
-      });
 
 const keepalive = (): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "keepalive", value: timestampNow() } });
@@ -146,7 +136,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // A changed device: its topics, and its quiet hours.
       reload: async () => {
         const now = await devices.get(device.accountId, device.id);
-        inbox.quiet = quietOfDevice(now);
+        inbox.quiet = deviceQuietHours(now);
         return filterOf(now);
       },
       onIds: (ids) => inbox.committed(ids),
@@ -160,7 +150,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       const device = await streamDevice(ctx, req.since);
       const call = await openStream(device);
       const inbox = new StreamInbox(device.id);
-      inbox.quiet = quietOfDevice(device);
+      inbox.quiet = deviceQuietHours(device);
       // Register before catching up so nothing published meanwhile is missed.
       const unsubscribe = register(device, inbox);
       // The call ends when the client goes or the server begins to shut down.

@@ -32,7 +32,7 @@ import type {
 } from "../db/index.ts";
 import { apiContentOf, type NotificationRecord } from "../domain/notification.ts";
 import { rollupStatus } from "../domain/notification-status.ts";
-import { clockOf } from "../domain/quiet-hours.ts";
+import { clockOf, type QuietHours, quietHoursOf } from "../domain/quiet-hours.ts";
 
 const ts = (d: Date | null | undefined) => (d ? timestampFromDate(new Date(d)) : undefined);
 
@@ -97,12 +97,22 @@ export function deviceToProto(d: DeviceRow): Device {
     disabledReason: d.disabledReason,
     createdAt: ts(d.createdAt),
     lastSeenAt: ts(d.lastSeenAt),
-    quietHours:
-      d.quietTz && typeof d.quietStart === "number" && typeof d.quietEnd === "number"
-        ? { timeZone: d.quietTz, start: clockOf(d.quietStart), end: clockOf(d.quietEnd) }
-        : undefined,
+    quietHours: quietProto(deviceQuietHours(d)),
   });
 }
+
+/** A device row's quiet hours (none: null). */
+export function deviceQuietHours(d: DeviceRow | null): QuietHours | null {
+  if (d === null) return null;
+  return quietHoursOf({
+    quiet_tz: d.quietTz ?? null,
+    quiet_start: d.quietStart ?? null,
+    quiet_end: d.quietEnd ?? null,
+  });
+}
+
+const quietProto = (q: QuietHours | null) =>
+  q ? { timeZone: q.timeZone, start: clockOf(q.start), end: clockOf(q.end) } : undefined;
 
 /** The recorded answer, if one came. */
 function responseOf(row: NotificationRecord): Response | undefined {

@@ -10,31 +10,26 @@
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import webpush from "web-push";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { clockOf } from "../../src/domain/quiet-hours.ts";
-import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
-import { type FakeFcm, startFakeFcm } from "../fakes/fcm-server.ts";
-import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
+import type { FakeApns } from "../fakes/apns-server.ts";
+import type { FakeFcm } from "../fakes/fcm-server.ts";
+import type { FakeWebPush } from "../fakes/web-push-server.ts";
 import { newAccount, pushDevice, settled, type TestAccount } from "../helpers/accounts.ts";
 import { body } from "../helpers/http.ts";
-import { everyPlatformSenders, notify, startServer, type TestServer } from "../helpers/server.ts";
+import { notify, startEveryPlatform, type TestServer } from "../helpers/server.ts";
 import { bearer, signInStreamDevice } from "../helpers/streams.ts";
 
 let apns: FakeApns;
 let fcm: FakeFcm;
 let web: FakeWebPush;
 let server: TestServer;
-const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com" };
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  [apns, fcm, web] = await Promise.all([startFakeApns(), startFakeFcm(), startFakeWebPush()]);
-  server = await startServer({}, everyPlatformSenders(apns, fcm, web, vapid));
+  ({ apns, fcm, web, server, close } = await startEveryPlatform());
 });
-afterAll(async () => {
-  await server.close();
-  await Promise.all([apns.close(), fcm.close(), web.close()]);
-});
+afterAll(async () => close());
 
 /** Quiet hours around now (UTC), or well away from now. */
 function span(now: boolean) {

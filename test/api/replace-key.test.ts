@@ -8,17 +8,15 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import webpush from "web-push";
 import { replaceTagOf } from "../../src/domain/notification.ts";
-import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
-import { type FakeFcm, startFakeFcm } from "../fakes/fcm-server.ts";
-import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
+import type { FakeApns } from "../fakes/apns-server.ts";
+import type { FakeFcm } from "../fakes/fcm-server.ts";
+import type { FakeWebPush } from "../fakes/web-push-server.ts";
 import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
 import {
   addProjectWithKey,
-  everyPlatformSenders,
   notify,
-  startServer,
+  startEveryPlatform,
   type TestServer,
 } from "../helpers/server.ts";
 import { listen, signInStreamDevice } from "../helpers/streams.ts";
@@ -27,16 +25,12 @@ let apns: FakeApns;
 let fcm: FakeFcm;
 let web: FakeWebPush;
 let server: TestServer;
-const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com" };
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  [apns, fcm, web] = await Promise.all([startFakeApns(), startFakeFcm(), startFakeWebPush()]);
-  server = await startServer({}, everyPlatformSenders(apns, fcm, web, vapid));
+  ({ apns, fcm, web, server, close } = await startEveryPlatform());
 });
-afterAll(async () => {
-  await server.close();
-  await Promise.all([apns.close(), fcm.close(), web.close()]);
-});
+afterAll(async () => close());
 
 /** An account with a phone, an Android device and a browser. */
 async function devices(email: string) {

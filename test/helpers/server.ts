@@ -2,6 +2,7 @@
  * A real Herald server for a test file: its own database, the real app on a real port.
  */
 import type { FastifyInstance } from "fastify";
+import webpush from "web-push";
 import { buildApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type Orm, openDatabase } from "../../src/db/orm.ts";
@@ -14,9 +15,9 @@ import { uuidv7 } from "../../src/domain/ids.ts";
 import { defaultLimits, type Limits } from "../../src/domain/limits.ts";
 import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
 import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
-import type { FakeApns } from "../fakes/apns-server.ts";
-import type { FakeFcm } from "../fakes/fcm-server.ts";
-import type { FakeWebPush } from "../fakes/web-push-server.ts";
+import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
+import { startFakeFcm } from "../fakes/fcm-server.ts";
+import { startFakeWebPush } from "../fakes/web-push-server.ts";
 import { freshDatabase, sql } from "./db.ts";
 import type { JsonBody } from "./http.ts";
 
@@ -53,18 +54,20 @@ export function apnsTestSenders(apns: FakeApns): Sender[] {
   ];
 }
 
-/** Every platform pointed at its fake: APNs, FCM and Web Push (with these VAPID keys). */
-export function everyPlatformSenders(
-  apns: FakeApns,
-  fcm: FakeFcm,
-  web: FakeWebPush,
-  vapid: { publicKey: string; privateKey: string; subject: string },
-): Sender[] {
-  return [
+/** A server whose every platform points at its fake (APNs, FCM, Web Push), and the fakes. */
+export async function startEveryPlatform() {
+  const [apns, fcm, web] = await Promise.all([startFakeApns(), startFakeFcm(), startFakeWebPush()]);
+  const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com" };
+  const server = await startServer({}, [
     fakeApnsSender(apns),
     createFcmSender({ serviceAccountFile: fcm.serviceAccountFile, agent: fcm.agent }),
     createWebPushSender({ vapid, agent: web.agent }),
-  ];
+  ]);
+  const close = async () => {
+    await server.close();
+    await Promise.all([apns.close(), fcm.close(), web.close()]);
+  };
+  return { apns, fcm, web, server, close };
 }
 
 /** No provider configured: tests that push pass their own senders, pointed at fakes. */

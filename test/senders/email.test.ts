@@ -92,32 +92,24 @@ describe("email in", () => {
     // Reached at an IP address: `localhost` (a domain literal is refused by strict parsers).
     expect(address).toMatch(/^[0-9a-f]{32}\.[a-z2-7]{26}@localhost$/);
     expect(address).toContain(secret.slice(4));
-    const sent = await swaks(
-      plainPort,
-      address,
-      "--header",
-      "Subject: Nightly backup failed",
-      "--header",
-      "X-Priority: 1",
-      "--header",
-      "Message-Id: <backup-1@cron.example.com>",
-      "--body",
-      "disk full on db-1",
-    );
+    // The same message twice (one Message-ID), as a mail server's retry sends it.
+    const backupFailed = () =>
+      swaks(
+        plainPort,
+        address,
+        "--header",
+        "Subject: Nightly backup failed",
+        "--header",
+        "X-Priority: 1",
+        "--header",
+        "Message-Id: <backup-1@cron.example.com>",
+        "--body",
+        "disk full on db-1",
+      );
+    const sent = await backupFailed();
     expect(sent.code, sent.out).toBe(0);
     expect(sent.out).toMatch(/<- {2}250/);
-    const again = await swaks(
-      plainPort,
-      address,
-      "--header",
-      "Subject: Nightly backup failed",
-      "--header",
-      "X-Priority: 1",
-      "--header",
-      "Message-Id: <backup-1@cron.example.com>",
-      "--body",
-      "disk full on db-1",
-    );
+    const again = await backupFailed();
     expect(again.code, again.out).toBe(0);
     expect(await stored(plain)).toEqual([
       {

@@ -45,11 +45,10 @@ function pipeline(body: Json, delivery: string | undefined): HookOutcome {
     failedJobs.length > 0 ? `failed: ${failedJobs.join(", ")}` : "",
     text(body, "user.username") && `by ${text(body, "user.username")}`,
   ];
-  const word = end.word === "passed" ? "passed" : end.word;
   return {
     publish: {
       title: clip(
-        `${end.mark} Pipeline #${id} ${word}${ref ? ` on ${ref}` : ""} · ${projectName(body)}`,
+        `${end.mark} Pipeline #${id} ${end.word}${ref ? ` on ${ref}` : ""} · ${projectName(body)}`,
         "title",
       ),
       message: clip(lines.filter(Boolean).join("\n"), "message"),

@@ -20,7 +20,7 @@ import type { FailedAuthThrottle } from "../../domain/failed-auth.ts";
 import { emailRecipient } from "../../domain/hooks/index.ts";
 import type { Log } from "../../domain/log.ts";
 import { publicError } from "../../errors.ts";
-import type { HookIntakes } from "../../services/hook-intake.ts";
+import { type HookIntakes, mailCredentials } from "../../services/hook-intake.ts";
 import { listenOptions } from "../../supervisor/port.ts";
 import { mailContextValues } from "../call-context.ts";
 import { type HookPublishOptions, publishHookEvent } from "./inbound.ts";
@@ -81,7 +81,7 @@ async function deliver(o: Listener, session: SMTPServerSession, raw: Buffer): Pr
       event: undefined,
       delivery: undefined,
       idempotencyKey: undefined,
-      credentials: { signature: undefined, token: undefined, bearer: named.secret },
+      credentials: mailCredentials(named.secret),
     });
     if (intake.kind === "refused") throw reply(550, "5.1.1 no such hook address");
     if (intake.kind === "ignored") continue;
@@ -142,12 +142,10 @@ async function startSmtp(o: Listener): Promise<{ close(): Promise<void> }> {
           done();
         })
         .catch((err: unknown) => {
-          const r = (err as { responseCode?: number }).responseCode
-            ? (err as Error)
-            : smtpReply(err);
-          if (!(err as { responseCode?: number }).responseCode)
-            o.log.warn({ err }, "a mail was not published");
-          done(r);
+          // Ours (an SMTP reply already), or a publish's error, said as one (and logged).
+          if ((err as { responseCode?: number }).responseCode) return done(err as Error);
+          o.log.warn({ err }, "a mail was not published");
+          done(smtpReply(err));
         });
     },
   });
