@@ -38,7 +38,6 @@ import { registerHealthService } from "./server/grpc/health.ts";
 import { registerReflection } from "./server/grpc/reflection.ts";
 import type { UnarySpec } from "./server/grpc/unary.ts";
 import { type InboundHookOptions, registerInboundHooks } from "./server/hooks/inbound.ts";
-import { registerSmtp } from "./server/hooks/smtp.ts";
 import { createAuthInterceptor } from "./server/interceptors/auth.ts";
 import { createLoggingInterceptor } from "./server/interceptors/logging.ts";
 import { createRateLimitInterceptor } from "./server/interceptors/rate-limit.ts";
@@ -180,7 +179,11 @@ async function registerHookSurfaces(
     contextValues: callContextValues,
     bodyLimit: maxBytes,
   });
-  if (config.smtp) registerSmtp(app, { ...hooks, ...config.smtp, host: config.host, maxBytes });
+  if (config.smtp) {
+    // Loaded only where email is taken: smtp-server and MIME parsing cost a process megabytes.
+    const { registerSmtp } = await import("./server/hooks/smtp.ts");
+    registerSmtp(app, { ...hooks, ...config.smtp, host: config.host, maxBytes });
+  }
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

@@ -43,7 +43,7 @@ export function serve(config: Config): void {
 
   async function start() {
     const url = config.databaseUrl as string;
-    orm = await openDatabase({ url, poolSize: config.dbPoolSize });
+    orm = await openDatabase({ url, poolSize: config.dbPoolSize, migrate: false });
     const tokenKeys = loadPushTokenKeys(config);
     app = await buildApp({
       config,

@@ -3,7 +3,6 @@
  * person manages one row at a time; the delivery path's set-based statements use the same pool
  * through `Db` (docs/decisions.md, "One ORM story").
  */
-import { Migrator } from "@mikro-orm/migrations";
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Account } from "./entities/account.ts";
 import { ApiKey } from "./entities/api-key.ts";
@@ -13,7 +12,7 @@ import { DeviceLogin } from "./entities/device-login.ts";
 import { PairingCode } from "./entities/pairing-code.ts";
 import { Project } from "./entities/project.ts";
 import { SetupLink } from "./entities/setup-link.ts";
-import { migrations } from "./migrations/index.ts";
+import { loadMigrations } from "./migrations/index.ts";
 import { guardPool } from "./pool-guard.ts";
 import { applyWebhookFunctions } from "./webhooks/payloads.ts";
 
@@ -29,16 +28,22 @@ export interface OpenOptions {
    * named (a restore loads its rows into the schema they were copied from, then migrates on).
    */
   migrateTo?: string;
+  /**
+   * False in a serving process: the supervisor migrated before forking it, so it loads neither
+   * the migrator nor the migrations (megabytes of a process's idle memory).
+   */
+  migrate?: boolean;
 }
 
 /** Connects, applies pending migrations, and returns the ORM. Never a global: pass it down. */
 export async function openDatabase(opts: OpenOptions): Promise<Orm> {
+  const migrate = opts.migrate ?? true;
   const orm = await MikroORM.init({
     clientUrl: opts.url,
     entities: [Account, Project, ApiKey, CliToken, DeviceLogin, Device, PairingCode, SetupLink],
-    extensions: [Migrator],
+    extensions: migrate ? [(await import("@mikro-orm/migrations")).Migrator] : [],
     migrations: {
-      migrationsList: migrations,
+      migrationsList: migrate ? await loadMigrations() : [],
       tableName: "herald_migrations",
       silent: true,
       snapshot: false,
@@ -48,6 +53,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
     allowGlobalContext: false,
     ensureDatabase: false,
   });
+  if (!migrate) return orm;
   await orm.migrator.up(opts.migrateTo === undefined ? undefined : { to: opts.migrateTo });
   if (opts.migrateTo === undefined) await applyWebhookFunctions(orm.em.getConnection());
   return orm;

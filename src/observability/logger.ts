@@ -4,9 +4,10 @@
  * written (a closed pipe: `npm start | tee log` after Ctrl-C ended tee) is dropped: a log line
  * never ends a process, or its shutdown.
  */
+import { createRequire } from "node:module";
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 
 export type LogFormat = "json" | "pretty";
 
@@ -32,7 +33,7 @@ export function createLogger(opts: LoggerOptions): Logger {
   guardOutput();
   const destination =
     opts.format === "pretty"
-      ? pretty({
+      ? prettyStream()({
           destination: fdStream(1),
           sync: true,
           translateTime: "HH:MM:ss",
@@ -42,6 +43,11 @@ export function createLogger(opts: LoggerOptions): Logger {
         })
       : fdStream(1);
   return pino({ level: opts.level, base: { pid: process.pid, role: opts.role } }, destination);
+}
+
+/** pino-pretty, loaded only for a terminal: JSON logs never hold it. */
+function prettyStream(): typeof PinoPretty {
+  return createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
 }
 
 let guarded = false;

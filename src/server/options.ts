@@ -24,6 +24,18 @@ function requestId(): string {
   return `req_${id}`;
 }
 
+/**
+ * Herald's routes declare no JSON Schema (protobuf descriptors and protovalidate check every
+ * call), so Fastify's schema compilers (Ajv, fast-json-stringify: hundreds of modules in every
+ * process) are never loaded. A route that declared one would fail to register, saying why.
+ */
+function noSchemaCompiler(): never {
+  throw new Error("Herald's routes declare no JSON Schema: describe the message in proto/ instead");
+}
+const schemaController = {
+  compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler },
+};
+
 export function serverOptions(
   config: Config,
   logger: FastifyServerOptions["logger"] | undefined,
@@ -45,5 +57,6 @@ export function serverOptions(
     // A hop count trusts that many proxies nearest to us (what proxy-addr does for a number).
     trustProxy: typeof trust === "number" ? (_address: string, hop: number) => hop < trust : trust,
     return503OnClosing: true,
+    schemaController,
   };
 }

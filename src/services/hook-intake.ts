@@ -9,7 +9,6 @@
  */
 import { createHash } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { simpleParser } from "mailparser";
 import type { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { HookRepository } from "../db/index.ts";
 import {
@@ -68,6 +67,8 @@ function bodyOf(raw: Buffer, contentType: string): unknown {
 
 /** A message's parts an `email` hook reads (MIME decoded: encoded subjects, HTML-only bodies). */
 async function mailOf(raw: Buffer): Promise<MailBody> {
+  // Loaded on the first mail: a process that takes no email never holds MIME's tables.
+  const { simpleParser } = await import("mailparser");
   try {
     const mail = await simpleParser(raw, { skipImageLinks: true, skipTextLinks: true });
     const priority = mail.headers.get("priority");
