@@ -6,7 +6,7 @@
  * refusal carries `Retry-After` and a RetryInfo detail, and names the limit it met.
  */
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { RateLimiter, TakeResult } from "../../domain/token-bucket.ts";
+import type { RateLimiter } from "../../domain/token-bucket.ts";
 import { heraldError } from "../../errors.ts";
 import { clientAddressKey, principalKey } from "../../services/context.ts";
 import { isProtocolService } from "../authz.ts";
@@ -33,23 +33,23 @@ export function createRateLimitInterceptor(
     // The gRPC protocol's health and reflection are as free as GET /readyz.
     if (isProtocolService(req.service)) return next(req);
     const principal = req.contextValues.get(principalKey);
-    const keys = principal
-      ? [principal.credentialId, `account:${principal.accountId}`]
-      : [`addr:${req.contextValues.get(clientAddressKey)}`];
     // The credential's bucket first, then the account's: a request refused by its credential's
-    // limit spends nothing of the account's.
-    let tightest: { bucket: Bucket; r: TakeResult } | undefined;
-    for (const [i, key] of keys.entries()) {
-      const bucket = buckets[i] as Bucket;
-      const r = await bucket.limiter.take(key);
-      if (!tightest || !r.allowed || r.remaining < tightest.r.remaining) tightest = { bucket, r };
-      if (!r.allowed) break;
+    // limit spends nothing of the account's. The tighter of the two is reported.
+    let bucket = buckets[0] as Bucket;
+    // Awaited only when a promise (the shared limiter's): the in-process one costs no microtask.
+    const c = credential.take(
+      principal ? principal.credentialId : `addr:${req.contextValues.get(clientAddressKey)}`,
+    );
+    let r = c instanceof Promise ? await c : c;
+    if (principal && r.allowed) {
+      const t = account.take(`account:${principal.accountId}`);
+      const a = t instanceof Promise ? await t : t;
+      if (!a.allowed || a.remaining < r.remaining) {
+        bucket = buckets[1] as Bucket;
+        r = a;
+      }
     }
-    const { bucket, r } = tightest as { bucket: Bucket; r: TakeResult };
-    const headers = {
-      "ratelimit-policy": policy,
-      ratelimit: `"${bucket.name}";r=${r.remaining};t=${r.allowed ? r.resetSeconds : r.retryAfterSeconds}`,
-    };
+    const ratelimit = `"${bucket.name}";r=${r.remaining};t=${r.allowed ? r.resetSeconds : r.retryAfterSeconds}`;
     if (!r.allowed) {
       const l = bucket.limiter;
       throw heraldError(
@@ -57,17 +57,24 @@ export function createRateLimitInterceptor(
         `${bucket.name === "account" ? "the account's" : "this credential's"} rate limit of ${l.burst} requests, refilled at ${l.perSecond}/s, exceeded`,
         {
           retryAfterSeconds: r.retryAfterSeconds,
-          metadata: { ...headers, "retry-after": String(r.retryAfterSeconds) },
+          metadata: {
+            "ratelimit-policy": policy,
+            ratelimit,
+            "retry-after": String(r.retryAfterSeconds),
+          },
         },
       );
     }
     try {
       const res = await next(req);
-      for (const [k, v] of Object.entries(headers)) res.header.set(k, v);
+      res.header.set("ratelimit-policy", policy);
+      res.header.set("ratelimit", ratelimit);
       return res;
     } catch (err) {
-      if (err instanceof ConnectError)
-        for (const [k, v] of Object.entries(headers)) err.metadata.set(k, v);
+      if (err instanceof ConnectError) {
+        err.metadata.set("ratelimit-policy", policy);
+        err.metadata.set("ratelimit", ratelimit);
+      }
       throw err;
     }
   };

@@ -11,8 +11,32 @@ import { type FieldViolation, heraldError } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
 import { restDecodeKey } from "../context.ts";
 
+/**
+ * Herald's `string.pattern` rules with the platform's RegExp instead of protovalidate's default
+ * RE2 port (profiled: about 1 µs and 2 KB of garbage per publish for the topic alone). RE2 is
+ * there to keep matching linear; the platform's engine is linear too for the patterns Herald
+ * writes (anchored, bounded repetition, no repeated group), and only those are accepted: a
+ * pattern with unbounded repetition (`*`, `+`) or a repeated group fails, saying so, and a
+ * unit test runs every pattern in proto/ through this check.
+ */
+const compiled = new Map<string, RegExp>();
+export function nativeRegexMatch(pattern: string, against: string): boolean {
+  let re = compiled.get(pattern);
+  if (re === undefined) {
+    const bare = pattern.replace(/\\./g, "");
+    if (!pattern.startsWith("^") || !pattern.endsWith("$") || /[*+]|\)\{/.test(bare)) {
+      throw new Error(
+        `pattern ${pattern} is not anchored with bounded repetition: keep RE2 for it`,
+      );
+    }
+    re = new RegExp(pattern, "u");
+    compiled.set(pattern, re);
+  }
+  return re.test(against);
+}
+
 export function createValidateInterceptor(rules: Record<string, DomainRule>): Interceptor {
-  const validator = createValidator();
+  const validator = createValidator({ regexMatch: nativeRegexMatch });
   return (next) => async (req) => {
     if (req.stream) return next(req);
     const violations: FieldViolation[] = [...(req.contextValues.get(restDecodeKey) ?? [])];
