@@ -33,14 +33,13 @@ export function createRateLimitInterceptor(
     // The gRPC protocol's health and reflection are as free as GET /readyz.
     if (isProtocolService(req.service)) return next(req);
     const principal = req.contextValues.get(principalKey);
-    // The credential's bucket first, then the account's: a request refused by its credential's
-    // limit spends nothing of the account's. The tighter of the two is reported.
+    // The credential's bucket first, then the account's (a request refused by its credential's
+    // limit spends nothing of the account's); the tighter of the two is reported.
     let bucket = buckets[0] as Bucket;
-    // Awaited only when a promise (the shared limiter's): the in-process one costs no microtask.
     const c = credential.take(
       principal ? principal.credentialId : `addr:${req.contextValues.get(clientAddressKey)}`,
     );
-    let r = c instanceof Promise ? await c : c;
+    let r = c instanceof Promise ? await c : c; // the in-process limiter costs no microtask
     if (principal && r.allowed) {
       const t = account.take(`account:${principal.accountId}`);
       const a = t instanceof Promise ? await t : t;
