@@ -21,10 +21,10 @@ export function fitPreview(
   limitBytes: number,
   encode: (p: Preview) => string,
 ): Preview {
-  const chars = Array.from(base.message);
   const size = (p: Preview) => Buffer.byteLength(encode(p), "utf8");
   const full: Preview = { ...base, truncated: false };
   if (size(full) <= limitBytes) return full;
+  const chars = Array.from(base.message);
   const cut = (n: number): Preview => ({
     ...base,
     message: `${chars.slice(0, n).join("")}…`,

@@ -134,13 +134,19 @@ export function createApnsSender(opts: ApnsOptions): Sender {
   return {
     platform: "ios",
     async send(msg, token): Promise<SendResult> {
+      // The notification measured for the preview that fits is the one sent: built once.
+      let measured: { p: Preview; n: Notification } | undefined;
       const preview = fitPreview(
         { id: msg.notificationId, topic: msg.topic, title: msg.title, message: msg.message },
         apnsPayloadLimit,
-        (p) => JSON.stringify(build(msg, token, opts.bundleId, p).buildApnsOptions()),
+        (p) => {
+          measured = { p, n: build(msg, token, opts.bundleId, p) };
+          return JSON.stringify(measured.n.buildApnsOptions());
+        },
       );
       try {
-        await client.send(build(msg, token, opts.bundleId, preview));
+        const built = measured?.p === preview ? measured.n : undefined;
+        await client.send(built ?? build(msg, token, opts.bundleId, preview));
         return { kind: "ok" };
       } catch (err) {
         if (!(err instanceof ApnsError)) {
