@@ -165,8 +165,10 @@ export interface Config {
 }
 
 /** Milliseconds between runs of each periodic job of the worker (`claimRetries`: its look for
- * pushes come due by retry when nothing was just fanned out). */
+ * pushes come due by retry when nothing was just fanned out; `idlePoll`: its sleep when it found
+ * nothing to do, cut short by a publish here or by room for more sends). */
 export const workerClock = {
+  idlePoll: 250,
   releaseScheduled: 200,
   repeatUnacknowledged: 200,
   escalate: 200,

@@ -28,8 +28,6 @@ export interface WorkerOptions {
   tokenKeys: PushTokenKeyRing;
   senders: ReadonlyMap<string, Sender>;
   log: Log;
-  /** Sleep between idle polls; a publish in this process wakes the worker at once. */
-  idleMs?: number;
   batch?: number;
   /** Sends outstanding at once, across all platforms; and of those, at most this many per account. */
   maxInFlight?: number;
@@ -58,6 +56,8 @@ export class DeliveryWorker {
   readonly #clock: JobClock;
   #lastClaim = 0;
   #lastClaimEmpty = false;
+  /** An account's sends in flight fell to half its share: claim for it again now. */
+  #roomFreed = false;
   readonly #inFlight = new Set<Promise<void>>();
   /** Sends in flight per account (the claim gives an account no more than its share). */
   readonly #busy = new Map<string, number>();
@@ -71,7 +71,6 @@ export class DeliveryWorker {
 
   constructor(opts: WorkerOptions) {
     this.#o = {
-      idleMs: 250,
       batch: 500,
       maxInFlight: 2000,
       perAccount: 400,
@@ -119,7 +118,7 @@ export class DeliveryWorker {
         continue;
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#o.idleMs);
+        const timer = setTimeout(resolve, this.#o.clock.idlePoll);
         this.#wake = () => {
           clearTimeout(timer);
           resolve();
@@ -146,7 +145,11 @@ export class DeliveryWorker {
     const room = Math.min(this.#o.batch, this.#o.maxInFlight - this.#inFlight.size);
     const claim =
       room > 0 &&
-      (pushes > 0 || !this.#lastClaimEmpty || now - this.#lastClaim >= this.#o.clock.claimRetries);
+      (pushes > 0 ||
+        this.#roomFreed ||
+        !this.#lastClaimEmpty ||
+        now - this.#lastClaim >= this.#o.clock.claimRetries);
+    if (claim) this.#roomFreed = false;
     const share = { perAccount: this.#o.perAccount, busy: this.#busy };
     const due = claim ? await this.#o.queue.claimDue(room, share) : [];
     if (claim) {
@@ -178,7 +181,9 @@ export class DeliveryWorker {
         "slow delivery round",
       );
     }
-    return fanned.length === this.#o.batch || (claim && due.length === room);
+    // A claim that found work may have been cut by an account's share rather than the batch:
+    // claim again at once (an empty claim then ends the burst), not after an idle poll.
+    return fanned.length === this.#o.batch || (claim && due.length > 0);
   }
 
   /**
@@ -215,8 +220,13 @@ export class DeliveryWorker {
         const left = (this.#busy.get(account) ?? 1) - 1;
         if (left > 0) this.#busy.set(account, left);
         else this.#busy.delete(account);
-        // Room for more: look for due pushes now rather than at the next idle poll.
-        if (this.#inFlight.size === this.#o.maxInFlight - 1) this.wake();
+        // Room for more: look for due pushes now rather than at the next idle poll, when the
+        // worker was full, or when an account at its share has sent half of it (a fan-out to
+        // more devices than the share is claimed in halves, not a share per idle poll).
+        if (left === Math.floor(this.#o.perAccount / 2)) {
+          this.#roomFreed = true;
+          this.wake();
+        } else if (this.#inFlight.size === this.#o.maxInFlight - 1) this.wake();
       });
     this.#inFlight.add(p);
   }
