@@ -4,7 +4,14 @@
  * HMAC-SHA-256 blind index so that the same token is found (and not registered twice) without
  * decrypting anything. The index key never rotates: changing it would orphan every index.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from "node:crypto";
 
 export interface PushTokenKey {
   /** Short identifier stored with each row, e.g. `k2026a`. */
@@ -22,7 +29,12 @@ export interface Sealed {
 export class PushTokenKeyRing {
   /** Newest first: the first key encrypts, any key decrypts. */
   readonly keys: readonly PushTokenKey[];
-  readonly #indexKey: Buffer;
+  /**
+   * The keys as KeyObjects, made once: given a Buffer, Node 24 spends ~9 µs per cipher or HMAC
+   * telling it from a KeyObject (against ~1 µs), and a fan-out opens one token per device.
+   */
+  readonly #secrets: ReadonlyMap<string, KeyObject>;
+  readonly #indexKey: KeyObject;
 
   constructor(keys: readonly PushTokenKey[], indexKey: Buffer) {
     if (keys.length === 0) throw new Error("the token key ring is empty");
@@ -30,7 +42,9 @@ export class PushTokenKeyRing {
       if (k.length !== 32) throw new Error("token keys must be 32 bytes");
     }
     this.keys = keys;
-    this.#indexKey = indexKey;
+    // Reversed, so that of two keys with one id the first (newest) wins, as a search would.
+    this.#secrets = new Map([...keys].reverse().map((k) => [k.id, createSecretKey(k.key)]));
+    this.#indexKey = createSecretKey(indexKey);
   }
 
   get current(): PushTokenKey {
@@ -38,9 +52,9 @@ export class PushTokenKeyRing {
   }
 
   seal(plaintext: string, rowIdentity: string): Sealed {
-    const { id, key } = this.current;
+    const { id } = this.current;
     const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", key, iv);
+    const cipher = createCipheriv("aes-256-gcm", this.#secrets.get(id) as KeyObject, iv);
     cipher.setAAD(Buffer.from(rowIdentity));
     const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     return { keyId: id, box: Buffer.concat([iv, body, cipher.getAuthTag()]) };
@@ -48,11 +62,11 @@ export class PushTokenKeyRing {
 
   /** Throws when the key is unknown or the box was tampered with or moved to another row. */
   open(sealed: Sealed, rowIdentity: string): string {
-    const key = this.keys.find((k) => k.id === sealed.keyId);
+    const key = this.#secrets.get(sealed.keyId);
     if (!key) throw new Error(`token key ${sealed.keyId} is not in the key ring`);
     const iv = sealed.box.subarray(0, 12);
     const tag = sealed.box.subarray(sealed.box.length - 16);
-    const decipher = createDecipheriv("aes-256-gcm", key.key, iv);
+    const decipher = createDecipheriv("aes-256-gcm", key, iv);
     decipher.setAAD(Buffer.from(rowIdentity));
     decipher.setAuthTag(tag);
     return Buffer.concat([
