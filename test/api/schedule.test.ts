@@ -199,6 +199,13 @@ describe("cancel", () => {
         [id],
       )
     )[0];
+  type Copy = NonNullable<Awaited<ReturnType<typeof deliveryOf>>>;
+  /** Waits for the copy's row to exist and to be as `done` says (a missing row is not done). */
+  const untilCopy = (id: string, done: (d: Copy) => boolean) =>
+    waitFor(async () => {
+      const d = await deliveryOf(id);
+      return d !== undefined && done(d);
+    });
 
   it("cancels the copies of a delivering notification not yet handed to a provider", async () => {
     const { account, token, deviceId } = await retryingDevice("retrying");
@@ -206,7 +213,8 @@ describe("cancel", () => {
     apns.script(token, [{ status: 500, reason: "InternalServerError", retryAfter: "60" }]);
     const res = await notify(server, { title: "retrying" }, auth(account.token));
     const id = res.json.id as string;
-    await waitFor(async () => (await deliveryOf(id))?.last_error !== "");
+    // The failed try recorded: the row may not even exist at the first look.
+    await untilCopy(id, (d) => d.last_error !== "");
     expect(await deliveryOf(id)).toMatchObject({ attempts: 1, state: "pending", locked: false });
     const done = await cancel(id, account.token);
     expect(done.status).toBe(200);
@@ -233,7 +241,7 @@ describe("cancel", () => {
     expect(done.status).toBe(200);
     expect(done.json.deliveries).toMatchObject({ total: 1, canceled: 0, pending: 1 });
     answer(); // the provider fails it: a retry would be due, the cancel stands instead
-    await waitFor(async () => (await deliveryOf(id))?.state !== "pending");
+    await untilCopy(id, (d) => d.state !== "pending");
     const mine = (await get(id, account.token)).device_deliveries.find(
       (d: JsonBody) => d.device_id === deviceId,
     );
@@ -255,7 +263,7 @@ describe("cancel", () => {
       "update delivery set locked_until = now() - interval '1 second' where notification_id = $1",
       [id],
     );
-    await waitFor(async () => (await deliveryOf(id))?.state !== "pending");
+    await untilCopy(id, (d) => d.state !== "pending");
     expect(await deliveryOf(id)).toMatchObject({
       state: "canceled",
       last_error: "canceled by the publisher",
@@ -274,7 +282,7 @@ describe("cancel", () => {
     await waitFor(() => apns.received.some((r) => r.payload.id === id));
     expect((await cancel(id, account.token)).status).toBe(200);
     answer();
-    await waitFor(async () => (await deliveryOf(id))?.state !== "pending");
+    await untilCopy(id, (d) => d.state !== "pending");
     expect(await deliveryOf(id)).toMatchObject({ state: "sent", last_error: "" });
     const late = await cancel(id, account.token);
     expect(late.status).toBe(409);
