@@ -45,6 +45,9 @@ export interface InboxDeps {
   limits: Pick<Limits, "streamsPerDevice" | "streamsPerAccount">;
 }
 
+/** How long a device's receipt waits for a late fan-out before answering not_found. */
+const fanOutWaitMs = 10_000;
+
 const shuttingDown = () =>
   heraldError("unavailable", "the server is shutting down; reconnect", {
     retryAfterSeconds: 1,
@@ -84,7 +87,10 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
   /**
    * The notification is this device's. A notification handed over in memory reaches a stream
    * before the fan-out has written its delivery: while one of the device's account is still
-   * `queued`, wait for the fan-out (at most 2 s) rather than answer not_found.
+   * `queued`, wait for the fan-out rather than answer not_found. Woken by the fan-out's news
+   * (from any process), read again each second in case that news was missed (a LISTEN
+   * reconnecting), for at most 10 s: a busy server's fan-out may lag, and a receipt refused
+   * would make the device show the notification twice.
    */
   const mine = async (ctx: HandlerContext, id: string) => {
     const { credentialId: deviceId, accountId } = principalOf(ctx);
@@ -94,10 +100,18 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // The fan-out may have committed between the two reads: ask once more.
       if (row && (await deliveries.isFor(deviceId, id))) return deviceId;
     } else if ((await projects.get(accountId, row.project_id)) !== null) {
-      for (let waited = 0; waited < 2000; waited += 25) {
-        await new Promise((r) => setTimeout(r, 25));
-        if (await deliveries.isFor(deviceId, id)) return deviceId;
+      const until = Date.now() + fanOutWaitMs;
+      while (Date.now() < until && !ctx.signal.aborted) {
+        // Watching before reading, so that news arriving in between is not missed.
+        const news = waitForNews(Math.min(1000, until - Date.now()), ctx.signal);
+        const unwatch = hub.fannedOut.watch(id, news.wake);
+        const found = await deliveries.isFor(deviceId, id);
+        if (!found) await news.timedOut;
+        news.wake();
+        unwatch();
+        if (found) return deviceId;
       }
+      if (await deliveries.isFor(deviceId, id)) return deviceId;
     }
     throw heraldError("not_found", `notification ${id} not found for this device`);
   };

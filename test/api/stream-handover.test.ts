@@ -98,6 +98,30 @@ describe("a stream device on process A", () => {
     }
   });
 
+  it("keeps the device's receipt waiting for a fan-out seconds late", async () => {
+    const dev = await signInStreamDevice(a.url, "patient", ["patient"]);
+    const s = listen(a.url, dev.credential);
+    await pause(200);
+    await notify(a, { title: "late fan-out", topic: "patient" });
+    await s.until(() => s.ids.length >= 1);
+    const id = s.ids[0] as string;
+    const inbox = createClient(
+      InboxService,
+      createConnectTransport({ baseUrl: a.url, httpVersion: "1.1" }),
+    );
+    const acking = inbox.ackNotification({ id }, bearer(dev.credential));
+    // A busy server's worker, seconds behind: the receipt neither fails nor gives up.
+    await pause(2_500);
+    const worker = await startPeer(a, { streamKeepaliveMs: 300 });
+    try {
+      await acking;
+      expect(await deliveryStates(dev.id)).toEqual([{ title: "late fan-out", state: "delivered" }]);
+    } finally {
+      await worker.close();
+      await s.stop();
+    }
+  });
+
   it("follows a topic filter changed through another process", async () => {
     const dev = await signInStreamDevice(a.url, "filtered");
     const s = listen(a.url, dev.credential);

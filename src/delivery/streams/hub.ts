@@ -68,6 +68,8 @@ export class StreamHub {
   readonly #ending = new AbortController();
   /** Consoles' live feeds, by project id: woken by the news of the statements that change them. */
   readonly feed = new Wakers();
+  /** Calls waiting for a notification's fan-out (a device confirming what it got in memory). */
+  readonly fannedOut = new Wakers();
 
   constructor(url: string, queue: DeliveryQueue, log: Log) {
     this.#url = url;
@@ -254,8 +256,10 @@ export class StreamHub {
   }
 
   async #dispatch(payload: string | undefined): Promise<void> {
-    if (!payload || this.#subscribers.size === 0) return;
+    if (!payload) return;
     const ids = JSON.parse(payload) as string[];
+    this.fannedOut.wake(ids);
+    if (this.#subscribers.size === 0) return;
     await this.#handEach((deviceId) => this.#queue.streamBacklog(deviceId, { ids }));
   }
 
