@@ -106,10 +106,12 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         const news = waitForNews(Math.min(1000, until - Date.now()), ctx.signal);
         const unwatch = hub.fannedOut.watch(id, news.wake);
         const found = await deliveries.isFor(deviceId, id);
-        if (!found) await news.timedOut;
+        const timedOut = found ? false : await news.timedOut;
         news.wake();
         unwatch();
         if (found) return deviceId;
+        // Its fan-out's news came (or was missed, but it is fanned out): one last look.
+        if (!timedOut || (await notifications.byId(id))?.status !== "queued") break;
       }
       if (await deliveries.isFor(deviceId, id)) return deviceId;
     }
