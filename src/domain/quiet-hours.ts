@@ -18,6 +18,10 @@ export const minutesOf = (clock: string) =>
 export const clockOf = (minutes: number) =>
   `${String(Math.floor(minutes / 60)).padStart(2, "0")}:${String(minutes % 60).padStart(2, "0")}`;
 
+/** Quiet hours as a person reads them, `22:00–07:00 Europe/Paris`; none: "". */
+export const quietHoursText = (q: { start: string; end: string; timeZone: string } | undefined) =>
+  q ? `${q.start}–${q.end} ${q.timeZone}` : "";
+
 /** One formatter per time zone (building one costs more than a send); a bounded few. */
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

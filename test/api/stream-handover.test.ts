@@ -72,54 +72,51 @@ describe("a stream device on process A", () => {
     }
   });
 
-  it("lets the device acknowledge what it got in memory, before the fan-out wrote its delivery", async () => {
-    const dev = await signInStreamDevice(a.url, "quick to ack", ["quick"]);
+  /**
+   * A stream device of A that got `title` in memory and acknowledges it while no worker has
+   * fanned it out; after `lateMs` a peer with a worker starts. Gives what `check` needs.
+   */
+  async function ackBeforeFanOut(
+    title: string,
+    topic: string,
+    lateMs: number,
+    check: (dev: { id: string }, s: ReturnType<typeof listen>) => Promise<void>,
+  ) {
+    const dev = await signInStreamDevice(a.url, `acks ${topic}`, [topic]);
     const s = listen(a.url, dev.credential);
     await pause(200);
-    await notify(a, { title: "ack me", topic: "quick" });
+    await notify(a, { title, topic });
     await s.until(() => s.ids.length >= 1);
-    const id = s.ids[0] as string;
     const inbox = createClient(
       InboxService,
       createConnectTransport({ baseUrl: a.url, httpVersion: "1.1" }),
     );
     // No worker yet: the ack waits for the fan-out instead of answering not_found.
-    const acking = inbox.ackNotification({ id }, bearer(dev.credential));
-    await pause(300);
+    const acking = inbox.ackNotification({ id: s.ids[0] as string }, bearer(dev.credential));
+    await pause(lateMs);
     const worker = await startPeer(a, { streamKeepaliveMs: 300 });
     try {
       await acking;
+      await check(dev, s);
+    } finally {
+      await worker.close();
+      await s.stop();
+    }
+  }
+
+  it("lets the device acknowledge what it got in memory, before the fan-out wrote its delivery", async () => {
+    await ackBeforeFanOut("ack me", "quick", 300, async (dev, s) => {
       expect(await deliveryStates(dev.id)).toEqual([{ title: "ack me", state: "delivered" }]);
       await pause(300);
       expect(s.titles).toEqual(["ack me"]); // and never sent again
-    } finally {
-      await worker.close();
-      await s.stop();
-    }
+    });
   });
 
   it("keeps the device's receipt waiting for a fan-out seconds late", async () => {
-    const dev = await signInStreamDevice(a.url, "patient", ["patient"]);
-    const s = listen(a.url, dev.credential);
-    await pause(200);
-    await notify(a, { title: "late fan-out", topic: "patient" });
-    await s.until(() => s.ids.length >= 1);
-    const id = s.ids[0] as string;
-    const inbox = createClient(
-      InboxService,
-      createConnectTransport({ baseUrl: a.url, httpVersion: "1.1" }),
-    );
-    const acking = inbox.ackNotification({ id }, bearer(dev.credential));
     // A busy server's worker, seconds behind: the receipt neither fails nor gives up.
-    await pause(2_500);
-    const worker = await startPeer(a, { streamKeepaliveMs: 300 });
-    try {
-      await acking;
+    await ackBeforeFanOut("late fan-out", "patient", 2_500, async (dev) => {
       expect(await deliveryStates(dev.id)).toEqual([{ title: "late fan-out", state: "delivered" }]);
-    } finally {
-      await worker.close();
-      await s.stop();
-    }
+    });
   });
 
   it("follows a topic filter changed through another process", async () => {

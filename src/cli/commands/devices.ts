@@ -1,6 +1,7 @@
 /** `herald devices list|rename|quiet|remove|test|pair`: the account's receiving devices. */
 import { DeviceSchema } from "../../../gen/herald/v1/device_pb.ts";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
+import { quietHoursText } from "../../domain/quiet-hours.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
@@ -35,9 +36,7 @@ export const devices: Command[] = [
             d.tokenLast4 ? `…${d.tokenLast4}` : "",
             d.enabled ? "yes" : `no: ${d.disabledReason}`,
             d.topics.join(",") || "all",
-            d.quietHours
-              ? `${d.quietHours.start}–${d.quietHours.end} ${d.quietHours.timeZone}`
-              : "-",
+            quietHoursText(d.quietHours) || "-",
           ]),
         ]),
         devices.map((d) => resourceJson(DeviceSchema, d)),
@@ -93,9 +92,8 @@ export const devices: Command[] = [
       const { device } = await ctx
         .client(DeviceService)
         .setQuietHours({ id, quietHours }, { headers: ctx.headers(ctx.ownerToken) });
-      const said = quietHours ? `${v.from}–${v.to} ${timeZone}` : "none";
       ctx.out(
-        `quiet hours of ${device?.name ?? id}: ${said}`,
+        `quiet hours of ${device?.name ?? id}: ${quietHoursText(device?.quietHours) || "none"}`,
         device ? resourceJson(DeviceSchema, device) : {},
       );
       return exit.ok;

@@ -1,8 +1,9 @@
 /** The account's receiving devices: list, rename, remove, send a test, pair a phone. */
 import qrcode from "qrcode-generator";
 import type { Device } from "../../../gen/herald/v1/device_pb.ts";
+import { quietHoursText } from "../../../src/domain/quiet-hours.ts";
 import { api, date, errorText } from "../api.ts";
-import { notice, route } from "../app.ts";
+import { action, notice, route } from "../app.ts";
 import { fill, h, toast, when } from "../dom.ts";
 
 /**
@@ -97,28 +98,16 @@ function actionButton(
   refresh: () => Promise<void>,
   cls = "",
 ): HTMLElement {
-  return h(
-    "button",
-    {
-      type: "button",
-      class: cls,
-      "aria-label": `${label} ${device}`,
-      onclick: async () => {
-        try {
-          await run();
-          await refresh();
-        } catch (err) {
-          toast(errorText(err));
-        }
-      },
-    },
+  return action(
     label,
+    `${label} ${device}`,
+    async () => {
+      await run();
+      await refresh();
+    },
+    cls,
   );
 }
-
-/** A device's quiet hours as a person reads them: `22:00–07:00 Europe/Paris`. */
-const quietText = (d: Device) =>
-  d.quietHours ? `${d.quietHours.start}–${d.quietHours.end} ${d.quietHours.timeZone}` : "";
 
 /** Asks for a device's quiet hours (this browser's time zone), or none. */
 async function setQuietHours(d: Device): Promise<void> {
@@ -151,7 +140,7 @@ function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
         : h("span", { class: "badge disabled", title: d.disabledReason }, "disabled"),
     ),
     h("td", {}, when(date(d.lastSeenAt))),
-    h("td", { class: "muted" }, quietText(d) || "none"),
+    h("td", { class: "muted" }, quietHoursText(d.quietHours) || "none"),
     h(
       "td",
       { class: "actions-cell" },
