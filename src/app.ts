@@ -44,7 +44,7 @@ import { createRateLimitInterceptor } from "./server/interceptors/rate-limit.ts"
 import { replayedHeaderInterceptor } from "./server/interceptors/replayed-header.ts";
 import { createSessionCookieInterceptor } from "./server/interceptors/session-cookie.ts";
 import { createValidateInterceptor } from "./server/interceptors/validate.ts";
-import { serverOptions } from "./server/options.ts";
+import { clientAddressOf, serverOptions } from "./server/options.ts";
 import { registerConsole } from "./server/plugins/console.ts";
 import { registerErrorDocs } from "./server/plugins/error-docs.ts";
 import { registerErrorHandling } from "./server/plugins/errors.ts";
@@ -244,6 +244,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     interceptors,
     contextValues: callContextValues,
+    clientAddress: clientAddressOf(config.trustProxy),
     readMaxBytes: config.bodyLimitBytes,
     shutdownSignal: shutdown.signal,
   });

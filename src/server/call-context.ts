@@ -3,20 +3,28 @@
  * client's address, the console session it may change, and what it says about itself
  * (services/context.ts, `CallInfo`). RPC and REST calls alike; no use case reads a header.
  */
+import type { IncomingHttpHeaders } from "node:http";
 import { type ContextValues, createContextValues } from "@connectrpc/connect";
-import type { FastifyRequest } from "fastify";
 import { callKey, clientAddressKey, sessionChangeKey } from "../services/context.ts";
 import { requestIdKey } from "./context.ts";
 
-function header(req: FastifyRequest, name: string): string | undefined {
+/** An HTTP request as a call sees it: Fastify's, or an HTTP/2 stream's (grpc/h2-unary.ts). */
+export interface CallRequest {
+  id: string;
+  /** The client's address (server/options.ts, `clientAddressOf`). */
+  ip: string | undefined;
+  headers: IncomingHttpHeaders;
+}
+
+function header(req: CallRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v.join(", ") : v;
 }
 
-export function callContextValues(req: FastifyRequest): ContextValues {
+export function callContextValues(req: CallRequest): ContextValues {
   return createContextValues()
     .set(requestIdKey, req.id)
-    .set(clientAddressKey, req.ip)
+    .set(clientAddressKey, req.ip ?? "")
     .set(sessionChangeKey, {})
     .set(callKey, {
       project: header(req, "herald-project") || undefined,

@@ -4,7 +4,8 @@
  * one line per call instead).
  */
 import { randomBytes } from "node:crypto";
-import type { Server } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, Server } from "node:http";
+import proxyAddr from "@fastify/proxy-addr";
 import { type FastifyServerFactory, type FastifyServerOptions, LogController } from "fastify";
 import type { Config } from "../config.ts";
 import { createPolyglotServer, type Handler } from "./polyglot.ts";
@@ -14,7 +15,7 @@ import { createPolyglotServer, type Handler } from "./polyglot.ts";
  * does not pay a call into the system's random source (profiled: 2-3 % of a publish's CPU).
  */
 const pool = { bytes: Buffer.alloc(0), at: 0 };
-function requestId(): string {
+export function requestId(): string {
   if (pool.at + 9 > pool.bytes.length) {
     pool.bytes = randomBytes(4096);
     pool.at = 0;
@@ -36,12 +37,41 @@ const schemaController = {
   compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler },
 };
 
+type Trust = (address: string, hop: number) => boolean;
+
+/**
+ * Which peers' X-Forwarded-For counts (HERALD_TRUST_PROXY): the proxies it names, or a hop count
+ * (that many proxies nearest to us, what proxy-addr does for a number); undefined trusts none.
+ */
+function proxyTrust(trust: Config["trustProxy"]): Trust | undefined {
+  if (trust === false) return undefined;
+  if (typeof trust === "number") return (_address, hop) => hop < trust;
+  return proxyAddr.compile(trust.split(",").map((a) => a.trim()));
+}
+
+/** A request as far as its client's address goes. */
+export interface AddressedRequest {
+  socket: { remoteAddress?: string | undefined };
+  headers: IncomingHttpHeaders;
+}
+
+/**
+ * The client's address: the peer's, or behind trusted proxies the address they forwarded. The
+ * one rule for Fastify's `req.ip` and for calls answered before Fastify (grpc/h2-unary.ts).
+ */
+export function clientAddressOf(
+  trust: Config["trustProxy"],
+): (req: AddressedRequest) => string | undefined {
+  const fn = proxyTrust(trust);
+  if (!fn) return (req) => req.socket.remoteAddress;
+  return (req) => proxyAddr(req as IncomingMessage, fn);
+}
+
 export function serverOptions(
   config: Config,
   logger: FastifyServerOptions["logger"] | undefined,
   loggerInstance?: FastifyServerOptions["loggerInstance"],
 ): FastifyServerOptions {
-  const trust = config.trustProxy;
   return {
     ...(loggerInstance ? { loggerInstance } : { logger: logger ?? { level: config.logLevel } }),
     // One port, HTTP/1.1 and h2c. Fastify's types know one server kind at a time; both kinds of
@@ -54,8 +84,7 @@ export function serverOptions(
     genReqId: requestId,
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: "idle",
-    // A hop count trusts that many proxies nearest to us (what proxy-addr does for a number).
-    trustProxy: typeof trust === "number" ? (_address: string, hop: number) => hop < trust : trust,
+    trustProxy: proxyTrust(config.trustProxy) ?? false,
     return503OnClosing: true,
     schemaController,
   };

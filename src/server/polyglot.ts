@@ -5,10 +5,17 @@
  * bytes are put back and the socket is handed to the matching Node server.
  *
  * The returned object is a `net.Server` with the extra methods Fastify looks for when it closes
- * (`closeIdleConnections`, `closeAllConnections`, `closeHttp2Sessions`).
+ * (`closeIdleConnections`, `closeAllConnections`, `closeHttp2Sessions`), and `takeStreams`: a
+ * function that is offered each HTTP/2 stream first, before Node's compatibility layer makes it a
+ * request for the handler (grpc/h2-unary.ts answers unary RPCs there).
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import http2, { type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import http2, {
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from "node:http2";
 import net, { type Socket } from "node:net";
 
 const preface = Buffer.from("PRI * HTTP/2.0");
@@ -18,15 +25,37 @@ export type Handler = (
   res: ServerResponse | Http2ServerResponse,
 ) => void;
 
+/** Answers an HTTP/2 stream itself (true), or leaves it to the request handler (false). */
+export type StreamTaker = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean;
+
 export interface PolyglotServer extends net.Server {
   closeIdleConnections(): void;
   closeAllConnections(): void;
   closeHttp2Sessions(): void;
+  /** Offers every HTTP/2 stream to `taker` before the request handler sees it. */
+  takeStreams(taker: StreamTaker): void;
 }
 
 export interface PolyglotOptions {
   /** Idle keep-alive time for HTTP/1.1 connections and HTTP/2 sessions. */
   keepAliveTimeoutMs: number;
+}
+
+/**
+ * Node's compatibility layer listens for an HTTP/2 server's streams and makes each a request:
+ * from now on it hears only the streams that the taker (set with the returned function) leaves.
+ */
+function offerStreams(h2: http2.Http2Server): (taker: StreamTaker) => void {
+  let taker: StreamTaker | undefined;
+  const compat = h2.listeners("stream") as ((...args: unknown[]) => void)[];
+  h2.removeAllListeners("stream");
+  h2.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
+    if (taker?.(stream, headers)) return;
+    for (const listener of compat) listener.call(h2, stream, headers, ...rest);
+  });
+  return (t) => {
+    taker = t;
+  };
 }
 
 export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): PolyglotServer {
@@ -37,6 +66,7 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
     handler as (req: Http2ServerRequest, res: Http2ServerResponse) => void,
   );
   h2.setTimeout(opts.keepAliveTimeoutMs);
+  const takeStreams = offerStreams(h2);
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (session) => {
     sessions.add(session);
@@ -98,6 +128,7 @@ export function createPolyglotServer(handler: Handler, opts: PolyglotOptions): P
   server.closeHttp2Sessions = () => {
     for (const s of sessions) s.close();
   };
+  server.takeStreams = takeStreams;
   // Node's HTTP server tracks connections (for closeIdleConnections and request timeouts) from
   // its 'listening' event; the inner server never listens itself, so it is told when we do.
   server.on("listening", () => h1.emit("listening"));

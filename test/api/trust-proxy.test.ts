@@ -3,6 +3,7 @@
  * HERALD_TRUST_PROXY names, so the per-address failed-login limit tells clients apart there and
  * cannot be escaped by a client that writes the header itself.
  */
+import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { defaultLimits } from "../../src/domain/limits.ts";
@@ -32,6 +33,35 @@ async function failLogin(server: TestServer, forwardedFor: string) {
   return { status: res.status, code: (await body(res)).code as string };
 }
 
+/** A gRPC publish with a wrong key, over h2c (answered before Fastify): its grpc-status. */
+async function failGrpc(server: TestServer, forwardedFor: string): Promise<string | undefined> {
+  const session = http2.connect(server.url);
+  try {
+    return await new Promise((resolve, reject) => {
+      const req = session.request({
+        ":method": "POST",
+        ":path": "/herald.v1.NotifyService/Notify",
+        "content-type": "application/grpc",
+        te: "trailers",
+        authorization: "Bearer hk_not_a_key",
+        "x-forwarded-for": forwardedFor,
+      });
+      let status: string | undefined;
+      const read = (h: http2.IncomingHttpHeaders) => {
+        status ??= h["grpc-status"] as string | undefined;
+      };
+      req.on("response", read);
+      req.on("trailers", read);
+      req.on("error", reject);
+      req.on("end", () => resolve(status));
+      req.resume();
+      req.end(Buffer.from([0, 0, 0, 0, 0]));
+    });
+  } finally {
+    session.close();
+  }
+}
+
 describe("client addresses behind a proxy", () => {
   it("counts failed logins per forwarded address when the proxy is trusted", async () => {
     expect((await failLogin(behindProxy, "203.0.113.1")).code).toBe("unauthenticated");
@@ -57,6 +87,19 @@ describe("client addresses behind a proxy", () => {
     expect((await failLogin(direct, "198.51.100.2")).code).toBe("unauthenticated");
     // A third "address" is the same peer: the header does not let it escape the limit.
     expect(await failLogin(direct, "198.51.100.3")).toEqual({ status: 429, code: "rate_limited" });
+  });
+
+  it("tells gRPC callers behind a trusted proxy apart by their forwarded address", async () => {
+    // 16 unauthenticated, 8 resource exhausted (rate_limited).
+    expect(await failGrpc(behindProxy, "203.0.113.21")).toBe("16");
+    expect(await failGrpc(behindProxy, "203.0.113.21")).toBe("16");
+    expect(await failGrpc(behindProxy, "203.0.113.21")).toBe("8");
+    expect(await failGrpc(behindProxy, "203.0.113.22")).toBe("16");
+    // With a hop count: the address the proxy added, not what the client wrote before it.
+    expect(await failGrpc(oneHop, "10.9.9.9, 203.0.113.31")).toBe("16");
+    expect(await failGrpc(oneHop, "10.9.9.9, 203.0.113.31")).toBe("16");
+    expect(await failGrpc(oneHop, "10.9.9.9, 203.0.113.31")).toBe("8");
+    expect(await failGrpc(oneHop, "10.9.9.9, 203.0.113.32")).toBe("16");
   });
 
   it("refuses to trust every proxy", () => {

@@ -4,7 +4,6 @@
  * interceptor chain.
  */
 
-import type { Http2ServerRequest, Http2ServerResponse, OutgoingHttpHeaders } from "node:http2";
 import {
   Code,
   ConnectError,
@@ -20,15 +19,20 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { serveH2Unary } from "../grpc/h2-unary.ts";
+import type { CallRequest } from "../call-context.ts";
+import { h2UnaryTaker } from "../grpc/h2-unary.ts";
 import { createRouter, type UnarySpec } from "../grpc/unary.ts";
+import { type AddressedRequest, requestId } from "../options.ts";
+import type { PolyglotServer } from "../polyglot.ts";
 import { openApiDocument } from "../rest/openapi.ts";
 import { registerRestRoutes } from "../rest/shim.ts";
 
 export interface ConnectOptions {
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
-  contextValues: (req: FastifyRequest) => ContextValues;
+  contextValues: (req: CallRequest) => ContextValues;
+  /** The client's address (server/options.ts), for calls answered before Fastify. */
+  clientAddress: (req: AddressedRequest) => string | undefined;
   /** Largest accepted RPC message, the same limit as REST bodies. */
   readMaxBytes: number;
   /** Aborts in-flight calls when the server shuts down. */
@@ -48,6 +52,27 @@ export async function registerConnect(
     shutdownSignal: opts.shutdownSignal,
   });
   opts.routes(router);
+
+  // Unary calls over HTTP/2 are answered on their stream, before Fastify (grpc/h2-unary.ts).
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  (app.server as unknown as PolyglotServer).takeStreams(
+    h2UnaryTaker({
+      handlers: new Map(
+        router.handlers
+          .filter((h) => h.method.methodKind === "unary")
+          .map((h) => [h.requestPath, h]),
+      ),
+      contextValues: opts.contextValues,
+      clientAddress: opts.clientAddress,
+      requestId,
+      readMaxBytes: opts.readMaxBytes,
+      closing: () => closing,
+      log: app.log,
+    }),
+  );
 
   await app.register(async (rpc) => {
     // Connect reads the raw body itself, whatever the content type.
@@ -83,7 +108,10 @@ export async function registerConnect(
   return router.unary;
 }
 
-/** Answers one RPC with its Connect handler, on the raw Node response. */
+/**
+ * Answers one RPC with its Connect handler, on the raw Node response: calls over HTTP/1.1, and
+ * streaming calls (unary calls over HTTP/2 are answered before Fastify, above).
+ */
 async function serve(
   handler: UniversalHandler,
   req: FastifyRequest,
@@ -91,23 +119,6 @@ async function serve(
   opts: ConnectOptions,
 ): Promise<void> {
   reply.hijack();
-  if (req.raw.httpVersionMajor === 2 && handler.method.methodKind === "unary") {
-    await serveH2Unary(
-      handler,
-      req.raw as unknown as Http2ServerRequest,
-      reply.raw as unknown as Http2ServerResponse,
-      {
-        contextValues: opts.contextValues(req),
-        readMaxBytes: opts.readMaxBytes,
-        extra: reply.getHeaders() as OutgoingHttpHeaders,
-      },
-    ).catch((err: unknown) => {
-      // A client gone before its answer is no error of ours.
-      if (reply.raw.destroyed) req.log.debug({ err }, "client went away before the answer");
-      else req.log.error({ err }, "answering the RPC failed");
-    });
-    return;
-  }
   const uRes = await handler(
     universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
   );
