@@ -19,12 +19,13 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { ContextValues } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { FastifyBaseLogger } from "fastify";
 import type { CallRequest } from "../call-context.ts";
 import { callEnded, webHeaders } from "../context.ts";
 import type { AddressedRequest } from "../options.ts";
 import type { StreamTaker } from "../polyglot.ts";
+import { WholeBody } from "./whole-body.ts";
 
 export interface H2UnaryOptions {
   /** The unary methods' handlers, by request path. */
@@ -61,30 +62,37 @@ export function h2UnaryTaker(o: H2UnaryOptions): StreamTaker {
 }
 
 /** The stream's body, read whole; past `max` bytes reading stops (the handler refuses it). */
-function bodyOf(stream: ServerHttp2Stream, max: number): AsyncIterable<Uint8Array> {
-  const whole = new Promise<Uint8Array>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-    stream.on("data", (c: Buffer) => {
-      chunks.push(c);
-      size += c.length;
-      if (size > max) {
-        stream.pause();
-        done();
-      }
-    });
-    stream.once("end", done);
-    stream.once("error", reject);
-    // A stream reset by its client ends without `end`: the read must not wait for ever.
-    stream.once("close", () => reject(callEnded));
-  });
-  return {
-    async *[Symbol.asyncIterator]() {
-      const bytes = await whole;
-      if (bytes.byteLength > 0) yield bytes;
-    },
-  };
+function bodyOf(stream: ServerHttp2Stream, max: number): WholeBody {
+  return new WholeBody(
+    new Promise<Uint8Array>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const done = () =>
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+      stream.on("data", (c: Buffer) => {
+        chunks.push(c);
+        size += c.length;
+        if (size > max) {
+          stream.pause();
+          done();
+        }
+      });
+      stream.once("end", done);
+      stream.once("error", reject);
+      // A stream reset by its client ends without `end`: the read must not wait for ever.
+      stream.once("close", () => reject(callEnded));
+    }),
+  );
+}
+
+/** The answer's body, whole. */
+async function bytesOf(body: UniversalServerResponse["body"]): Promise<Uint8Array> {
+  if (body === undefined) return new Uint8Array(0);
+  if (body instanceof Uint8Array) return body;
+  if (body instanceof WholeBody) return body.bytes;
+  const chunks: Uint8Array[] = [];
+  for await (const c of body) chunks.push(c);
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
 
 function nodeHeaders(h: Headers | undefined, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
@@ -114,10 +122,8 @@ async function serve(
     signal: abort.signal,
     contextValues: o.contextValues({ id, ip, headers }),
   });
+  const body = await bytesOf(uRes.body);
   if (stream.destroyed || stream.closed) return;
-  const chunks: Uint8Array[] = [];
-  if (uRes.body instanceof Uint8Array) chunks.push(uRes.body);
-  else if (uRes.body) for await (const c of uRes.body) chunks.push(c);
   const head: OutgoingHttpHeaders = { ":status": uRes.status };
   // The call may answer its request id itself, in its headers or (a gRPC error) its trailers.
   if (!uRes.header?.has("request-id") && !uRes.trailer?.has("request-id")) head["request-id"] = id;
@@ -125,5 +131,5 @@ async function serve(
   const trailers = uRes.trailer?.keys().next().done === false ? uRes.trailer : undefined;
   if (trailers) stream.once("wantTrailers", () => stream.sendTrailers(nodeHeaders(trailers, {})));
   stream.respond(head, { waitForTrailers: trailers !== undefined });
-  stream.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+  stream.end(body);
 }

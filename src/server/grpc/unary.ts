@@ -57,6 +57,7 @@ import {
 } from "@connectrpc/connect/protocol-grpc";
 import { createHandlerFactory as grpcWebFactory } from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded } from "../context.ts";
+import { WholeBody } from "./whole-body.ts";
 
 type Factory = ReturnType<typeof grpcFactory>;
 type Spec = Parameters<Factory>[0];
@@ -114,7 +115,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
       headerAcceptEncoding,
     );
     if (compression.response) context.responseHeader.set(headerEncoding, compression.response.name);
-    let body: Uint8Array[] = [];
+    let body = new Uint8Array(0);
     try {
       if (opt.requestGate !== undefined) await opt.requestGate(context);
       if (compression.error) throw compression.error;
@@ -127,7 +128,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
         compression.response,
         opt.compressMinBytes,
       );
-      body = [encodeEnvelope(env.flags, env.data)];
+      body = encodeEnvelope(env.flags, env.data);
     } catch (e) {
       failed(context, e);
     } finally {
@@ -135,7 +136,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
     }
     return {
       ...uResponseOk,
-      body: iterableOf(body),
+      body: new WholeBody(body),
       header: context.responseHeader,
       trailer: context.responseTrailer,
     };
@@ -179,7 +180,13 @@ async function readOneMessage(
   if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
     throw new ConnectError("protocol error: expected a byte stream", Code.Internal);
   }
-  const bytes = await readEnvelope(req.body as AsyncIterable<Uint8Array>, opt.readMaxBytes);
+  const bytes =
+    req.body instanceof WholeBody
+      ? await req.body.bytes
+      : await readEnvelope(req.body as AsyncIterable<Uint8Array>, opt.readMaxBytes);
+  // A body read piece by piece had its envelope's length checked as it came.
+  if (req.body instanceof WholeBody && bytes.byteLength >= 5)
+    envelopeLength(bytes, opt.readMaxBytes);
   if (bytes.byteLength < 5) {
     throw new ConnectError(
       bytes.byteLength === 0
@@ -222,19 +229,23 @@ async function readEnvelope(body: AsyncIterable<Uint8Array>, max: number): Promi
   for await (const chunk of body) {
     chunks.push(chunk);
     size += chunk.byteLength;
-    if (length < 0 && size >= 5) {
-      const head = chunks.length === 1 ? chunk : concat(chunks, size);
-      length = new DataView(head.buffer, head.byteOffset, 5).getUint32(1);
-      if (length > max) {
-        throw new ConnectError(
-          `message size ${length} is larger than configured readMaxBytes ${max}`,
-          Code.ResourceExhausted,
-        );
-      }
-    }
+    if (length < 0 && size >= 5)
+      length = envelopeLength(chunks.length === 1 ? chunk : concat(chunks, size), max);
     if (length >= 0 && size > 5 + length) break;
   }
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : concat(chunks, size);
+}
+
+/** The length an envelope's header promises; over `max`, refused in Connect's words. */
+function envelopeLength(head: Uint8Array, max: number): number {
+  const length = new DataView(head.buffer, head.byteOffset, 5).getUint32(1);
+  if (length > max) {
+    throw new ConnectError(
+      `message size ${length} is larger than configured readMaxBytes ${max}`,
+      Code.ResourceExhausted,
+    );
+  }
+  return length;
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
@@ -245,10 +256,6 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
     at += c.byteLength;
   }
   return out;
-}
-
-async function* iterableOf(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
-  yield* chunks;
 }
 
 /** A Connect router that also keeps each unary method's implementation, for the REST shim. */
