@@ -134,18 +134,12 @@ export function createHookIntake(deps: { hooks: HookRepository; log: Log }) {
       });
     }
     if ("ignored" in outcome) return { kind: "ignored", reason: outcome.ignored };
-    const p = outcome.publish;
+    const { dedupe, ...request } = outcome.publish;
     return {
       kind: "publish",
       principal: hookPrincipal(hook),
-      idempotencyKey: idempotencyKeyOf(hook.id, p.dedupe),
-      request: {
-        title: p.title,
-        message: p.message,
-        priority: p.priority,
-        topic: p.topic ?? hook.topic,
-        ...(p.clickUrl !== undefined && { clickUrl: p.clickUrl }),
-      },
+      idempotencyKey: idempotencyKeyOf(hook.id, dedupe),
+      request: { ...request, topic: request.topic ?? hook.topic },
     };
   };
   return { accepts, receive };

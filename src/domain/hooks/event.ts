@@ -3,6 +3,9 @@
  * what it becomes: a notification to publish, or nothing, with the reason. Pure: each kind's
  * reading is in its own file (github.ts, gitlab.ts, alert-group.ts, generic.ts).
  */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { NotifyRequestSchema } from "../../../gen/herald/v1/notify_service_pb.ts";
+
 /** A notification's priority. */
 export type Priority = "low" | "normal" | "high";
 
@@ -22,17 +25,18 @@ export interface HookCall {
   idempotencyKey: string | undefined;
 }
 
-/** A notification a sender's event becomes. */
-export interface HookPublish {
+/**
+ * A notification a sender's event becomes: a publish's own fields (NotifyRequest's, not a copy
+ * of them: a field the API gains is there for every sender at once; a `topic` replaces the
+ * hook's), and what makes a retry of the same event the same publish (hashed into the
+ * idempotency key).
+ */
+export type HookPublish = MessageInitShape<typeof NotifyRequestSchema> & {
   title: string;
   message: string;
   priority: Priority;
-  /** Instead of the hook's topic (a `generic` template's). */
-  topic?: string;
-  clickUrl?: string;
-  /** What makes a retry of the same event the same publish (hashed into the idempotency key). */
   dedupe: string | undefined;
-}
+};
 
 export type HookOutcome = { ignored: string } | { publish: HookPublish };
 
