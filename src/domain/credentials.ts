@@ -3,7 +3,7 @@
  * base62 CRC32 of those 32 (GitHub's scheme, so that secret scanners can recognise our tokens
  * and we can reject a mistyped one without asking the database).
  */
-import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { hash, randomInt, timingSafeEqual } from "node:crypto";
 import { crc32 } from "node:zlib";
 
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -61,9 +61,12 @@ export function credentialProblem(secret: string): "format" | "checksum" | undef
   return checksum(random) === sum ? undefined : "checksum";
 }
 
-/** The only form in which a secret is stored: its SHA-256 digest. */
+/**
+ * The only form in which a secret is stored: its SHA-256 digest. One-shot `hash` (profiled: a
+ * `createHash` object per call cost 2.7 µs of a publish, verifying its key).
+ */
 export function digestCredential(secret: string): Buffer {
-  return createHash("sha256").update(secret).digest();
+  return hash("sha256", secret, "buffer");
 }
 
 /** Constant-time comparison of two digests. */
