@@ -1,6 +1,7 @@
 /**
- * Web Push with the `web-push` library: VAPID-signed, aes128gcm-encrypted, with TTL (remaining
- * lifetime), Urgency (priority) and Topic (the collapse id: a retried push replaces the first).
+ * Web Push: VAPID-signed (the `web-push` library signs the header, once an hour per push
+ * service), aes128gcm-encrypted and sent by web-push-request.ts, with TTL (remaining lifetime),
+ * Urgency (priority) and Topic (the collapse id: a retried push replaces the first).
  */
 import type { Agent } from "node:https";
 import webpush from "web-push";
@@ -14,6 +15,12 @@ import {
   type Sender,
   type SendResult,
 } from "./sender.ts";
+import {
+  encryptPayload,
+  type PushServiceError,
+  postPush,
+  type Subscription,
+} from "./web-push-request.ts";
 
 /** The push service accepts about 4 KiB of ciphertext; ~3993 bytes of plaintext fit. */
 export const webPushPlaintextLimit = 3900;
@@ -104,26 +111,27 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
     platform: "web",
     publicKey: opts.vapid.publicKey,
     async send(msg, token): Promise<SendResult> {
-      const subscription = JSON.parse(token) as webpush.PushSubscription;
+      const subscription = JSON.parse(token) as Subscription;
       const ttl = Math.max(0, Math.floor((msg.expiresAt.getTime() - Date.now()) / 1000));
+      let body: Buffer;
       try {
-        await webpush.sendNotification(subscription, webPushPayload(msg), {
-          // Signed here, once an hour per push service. Without `vapidDetails` web-push signs
-          // nothing itself (Herald never sets its process-wide details).
-          headers: { Authorization: authorization(subscription.endpoint) },
-          TTL: ttl,
+        body = encryptPayload(subscription, Buffer.from(webPushPayload(msg)));
+      } catch (err) {
+        return { kind: "permanent", reason: `web push: ${(err as Error).message}` };
+      }
+      try {
+        await postPush(subscription.endpoint, body, {
+          ttl,
           urgency: webPushUrgency(msg.quiet ? "low" : msg.priority),
           topic: msg.collapseId ?? collapseTopic(msg.notificationId),
-          timeout: opts.timeoutMs ?? 10_000,
+          // Signed here, once an hour per push service.
+          authorization: authorization(subscription.endpoint),
           agent,
+          timeoutMs: opts.timeoutMs ?? 10_000,
         });
         return { kind: "ok" };
       } catch (err) {
-        const e = err as {
-          statusCode?: number;
-          headers?: Record<string, string>;
-          message?: string;
-        };
+        const e = err as Partial<PushServiceError>;
         const status = e.statusCode;
         // What a network failure says stays here: the account sees a generic reason, so an
         // endpoint cannot be used to learn what answers on the server's network.
