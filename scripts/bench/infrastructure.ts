@@ -44,7 +44,7 @@ export const databaseUrl = `${serverUrl}/${database}`;
 export const [apns, fcm, webPush] = await Promise.all([
   startFakeApns(),
   startFakeFcm(),
-  startFakeWebPush(),
+  startFakeWebPush({ decrypt: "when-read" }),
 ]);
 const caFile = join(work, "ca.pem");
 writeFileSync(caFile, (await testCertificate()).cert);

@@ -6,7 +6,25 @@ export interface Jwt {
   claims: Record<string, unknown>;
 }
 
+/**
+ * Tokens already verified with a key. A provider token is reused (APNs for up to an hour, a
+ * VAPID token as long as Herald keeps it): its signature is checked once, as a provider can, and
+ * every claim on each request. A token that fails is never kept.
+ */
+const verified = new WeakMap<KeyObject, Map<string, Jwt>>();
+
 export function verifyEs256(token: string, key: KeyObject): Jwt {
+  const known = verified.get(key)?.get(token);
+  if (known) return known;
+  const jwt = checkEs256(token, key);
+  let tokens = verified.get(key);
+  if (!tokens) verified.set(key, (tokens = new Map()));
+  if (tokens.size > 1000) tokens.clear();
+  tokens.set(token, jwt);
+  return jwt;
+}
+
+function checkEs256(token: string, key: KeyObject): Jwt {
   const [h, c, s] = token.split(".");
   if (!h || !c || !s) throw new Error("not a JWT");
   const header = JSON.parse(Buffer.from(h, "base64url").toString()) as Record<string, unknown>;
@@ -22,7 +40,18 @@ export function verifyEs256(token: string, key: KeyObject): Jwt {
 }
 
 /** A P-256 public key from its uncompressed point (65 bytes), as VAPID's `k=` carries it. */
+const p256Keys = new Map<string, KeyObject>();
 export function p256FromRaw(raw: Buffer): KeyObject {
+  const id = raw.toString("base64url");
+  const known = p256Keys.get(id);
+  if (known) return known;
+  const key = p256Key(raw);
+  if (p256Keys.size > 1000) p256Keys.clear();
+  p256Keys.set(id, key);
+  return key;
+}
+
+function p256Key(raw: Buffer): KeyObject {
   if (raw.length !== 65 || raw[0] !== 4) throw new Error("not an uncompressed P-256 point");
   return createPublicKey({
     key: {

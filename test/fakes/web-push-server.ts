@@ -1,7 +1,8 @@
 /**
  * A fake Web Push service (RFC 8030/8291/8292) on 127.0.0.1: it checks the VAPID JWT and key,
- * decrypts the aes128gcm payload with the subscription's private key (as the browser would),
- * records what arrived, and answers with scripted statuses.
+ * decrypts the aes128gcm payload with the subscription's private key (as the browser would; the
+ * benchmark's fake only when a payload is read), records what arrived, and answers with
+ * scripted statuses.
  */
 import { createECDH, randomBytes, randomUUID } from "node:crypto";
 import { Agent, createServer } from "node:https";
@@ -32,7 +33,17 @@ export interface FakeWebPush {
   close(): Promise<void>;
 }
 
-export async function startFakeWebPush(): Promise<FakeWebPush> {
+export interface FakeWebPushOptions {
+  /**
+   * When to decrypt a message: as it arrives (the default: a test's fake stands for the browser
+   * too, and a message that does not decrypt fails the test at once), or when its payload is
+   * first read (the benchmark's: a real push service never decrypts, and the fake's ECDH per
+   * message would take the cores the server is measured on).
+   */
+  decrypt?: "on-arrival" | "when-read";
+}
+
+export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<FakeWebPush> {
   const { cert, key } = await testCertificate();
   const subs = new Map<string, { ecdh: ReturnType<typeof createECDH>; auth: Buffer }>();
   const scripts = new Map<string, { status: number; retryAfter?: string }[]>();
@@ -62,19 +73,29 @@ export async function startFakeWebPush(): Promise<FakeWebPush> {
       if (!(exp > Date.now() / 1000 && exp <= Date.now() / 1000 + 86400))
         return fail(403, "VAPID exp");
       if (req.headers["content-encoding"] !== "aes128gcm") return fail(400, "content-encoding");
-      const plain = ece.decrypt(Buffer.concat(chunks), {
-        version: "aes128gcm",
-        privateKey: sub.ecdh,
-        authSecret: sub.auth.toString("base64url"),
-      }) as Buffer;
+      const body = Buffer.concat(chunks);
+      let plain: Buffer | undefined;
+      let payload: Record<string, unknown> | undefined;
+      const open = () =>
+        (plain ??= ece.decrypt(body, {
+          version: "aes128gcm",
+          privateKey: sub.ecdh,
+          authSecret: sub.auth.toString("base64url"),
+        }) as Buffer);
+      if (opts.decrypt !== "when-read") open();
       const answer = scripts.get(id)?.shift() ?? { status: 201 };
       received.push({
         subscription: id,
         ttl: req.headers.ttl as string | undefined,
         urgency: req.headers.urgency as string | undefined,
         topic: req.headers.topic as string | undefined,
-        payload: JSON.parse(plain.toString("utf8")),
-        plaintextBytes: plain.length,
+        get payload() {
+          payload ??= JSON.parse(open().toString("utf8")) as Record<string, unknown>;
+          return payload;
+        },
+        get plaintextBytes() {
+          return open().length;
+        },
         vapid: { aud: String(claims.aud), sub: String(claims.sub), exp, k: m[2] },
       });
       const headers: Record<string, string> = answer.retryAfter
