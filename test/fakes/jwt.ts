@@ -17,8 +17,8 @@ export function verifyEs256(token: string, key: KeyObject): Jwt {
   const known = verified.get(key)?.get(token);
   if (known) return known;
   const jwt = checkEs256(token, key);
-  let tokens = verified.get(key);
-  if (!tokens) verified.set(key, (tokens = new Map()));
+  const tokens = verified.get(key) ?? new Map<string, Jwt>();
+  verified.set(key, tokens);
   if (tokens.size > 1000) tokens.clear();
   tokens.set(token, jwt);
   return jwt;
