@@ -1,102 +1,44 @@
 import type { MigrationObject } from "@mikro-orm/core";
 
+type MigrationClass = MigrationObject["class"];
+
+/** A migration's module holds its one class. */
+const only = async (module: Promise<Record<string, unknown>>): Promise<MigrationClass> => {
+  const exported = Object.values(await module);
+  if (exported.length !== 1) throw new Error("a migration's module exports exactly one class");
+  return exported[0] as MigrationClass;
+};
+
 /**
  * Every migration in order. Applied at start; never edited once committed. Each is loaded only
  * by a process that migrates (the supervisor, the operator's commands): a serving process counts
  * them for its readiness and never holds their code or MikroORM's migrator.
  */
-export const migrations: { name: string; load: () => Promise<MigrationObject["class"]> }[] = [
-  {
-    name: "0001-initial",
-    load: async () => (await import("./0001-initial.ts")).Migration0001Initial,
-  },
-  {
-    name: "0002-credentials",
-    load: async () => (await import("./0002-credentials.ts")).Migration0002Credentials,
-  },
-  {
-    name: "0003-devices",
-    load: async () => (await import("./0003-devices.ts")).Migration0003Devices,
-  },
-  {
-    name: "0004-deliveries",
-    load: async () => (await import("./0004-deliveries.ts")).Migration0004Deliveries,
-  },
-  {
-    name: "0005-retention",
-    load: async () => (await import("./0005-retention.ts")).Migration0005Retention,
-  },
-  {
-    name: "0006-console",
-    load: async () => (await import("./0006-console.ts")).Migration0006Console,
-  },
-  { name: "0007-expiry", load: async () => (await import("./0007-expiry.ts")).Migration0007Expiry },
-  {
-    name: "0008-rate-buckets",
-    load: async () => (await import("./0008-rate-buckets.ts")).Migration0008RateBuckets,
-  },
-  {
-    name: "0009-quota-ledger",
-    load: async () => (await import("./0009-quota-ledger.ts")).Migration0009QuotaLedger,
-  },
-  {
-    name: "0010-schedules",
-    load: async () => (await import("./0010-schedules.ts")).Migration0010Schedules,
-  },
-  {
-    name: "0011-webhooks",
-    load: async () => (await import("./0011-webhooks.ts")).Migration0011Webhooks,
-  },
-  {
-    name: "0012-acknowledgements",
-    load: async () => (await import("./0012-acknowledgements.ts")).Migration0012Acknowledgements,
-  },
-  {
-    name: "0013-clear-pushes",
-    load: async () => (await import("./0013-clear-pushes.ts")).Migration0013ClearPushes,
-  },
-  {
-    name: "0014-responses",
-    load: async () => (await import("./0014-responses.ts")).Migration0014Responses,
-  },
-  {
-    name: "0015-webhook-fairness",
-    load: async () => (await import("./0015-webhook-fairness.ts")).Migration0015WebhookFairness,
-  },
-  {
-    name: "0016-account-limits",
-    load: async () => (await import("./0016-account-limits.ts")).Migration0016AccountLimits,
-  },
-  {
-    name: "0017-project-escalations",
-    load: async () =>
-      (await import("./0017-project-escalations.ts")).Migration0017ProjectEscalations,
-  },
-  {
-    name: "0018-login-requester",
-    load: async () => (await import("./0018-login-requester.ts")).Migration0018LoginRequester,
-  },
-  {
-    name: "0019-token-origin",
-    load: async () => (await import("./0019-token-origin.ts")).Migration0019TokenOrigin,
-  },
-  {
-    name: "0020-serving-processes",
-    load: async () => (await import("./0020-serving-processes.ts")).Migration0020ServingProcesses,
-  },
-  {
-    name: "0021-cancel-in-flight",
-    load: async () => (await import("./0021-cancel-in-flight.ts")).Migration0021CancelInFlight,
-  },
-  { name: "0022-hooks", load: async () => (await import("./0022-hooks.ts")).Migration0022Hooks },
-  {
-    name: "0023-replace-key",
-    load: async () => (await import("./0023-replace-key.ts")).Migration0023ReplaceKey,
-  },
-  {
-    name: "0024-quiet-hours",
-    load: async () => (await import("./0024-quiet-hours.ts")).Migration0024QuietHours,
-  },
+export const migrations: { name: string; load: () => Promise<MigrationClass> }[] = [
+  { name: "0001-initial", load: () => only(import("./0001-initial.ts")) },
+  { name: "0002-credentials", load: () => only(import("./0002-credentials.ts")) },
+  { name: "0003-devices", load: () => only(import("./0003-devices.ts")) },
+  { name: "0004-deliveries", load: () => only(import("./0004-deliveries.ts")) },
+  { name: "0005-retention", load: () => only(import("./0005-retention.ts")) },
+  { name: "0006-console", load: () => only(import("./0006-console.ts")) },
+  { name: "0007-expiry", load: () => only(import("./0007-expiry.ts")) },
+  { name: "0008-rate-buckets", load: () => only(import("./0008-rate-buckets.ts")) },
+  { name: "0009-quota-ledger", load: () => only(import("./0009-quota-ledger.ts")) },
+  { name: "0010-schedules", load: () => only(import("./0010-schedules.ts")) },
+  { name: "0011-webhooks", load: () => only(import("./0011-webhooks.ts")) },
+  { name: "0012-acknowledgements", load: () => only(import("./0012-acknowledgements.ts")) },
+  { name: "0013-clear-pushes", load: () => only(import("./0013-clear-pushes.ts")) },
+  { name: "0014-responses", load: () => only(import("./0014-responses.ts")) },
+  { name: "0015-webhook-fairness", load: () => only(import("./0015-webhook-fairness.ts")) },
+  { name: "0016-account-limits", load: () => only(import("./0016-account-limits.ts")) },
+  { name: "0017-project-escalations", load: () => only(import("./0017-project-escalations.ts")) },
+  { name: "0018-login-requester", load: () => only(import("./0018-login-requester.ts")) },
+  { name: "0019-token-origin", load: () => only(import("./0019-token-origin.ts")) },
+  { name: "0020-serving-processes", load: () => only(import("./0020-serving-processes.ts")) },
+  { name: "0021-cancel-in-flight", load: () => only(import("./0021-cancel-in-flight.ts")) },
+  { name: "0022-hooks", load: () => only(import("./0022-hooks.ts")) },
+  { name: "0023-replace-key", load: () => only(import("./0023-replace-key.ts")) },
+  { name: "0024-quiet-hours", load: () => only(import("./0024-quiet-hours.ts")) },
 ];
 
 /** The migrations as MikroORM's migrator takes them, their classes loaded. */

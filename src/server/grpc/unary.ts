@@ -180,13 +180,7 @@ async function readOneMessage(
   if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
     throw new ConnectError("protocol error: expected a byte stream", Code.Internal);
   }
-  const bytes =
-    req.body instanceof WholeBody
-      ? await req.body.bytes
-      : await readEnvelope(req.body as AsyncIterable<Uint8Array>, opt.readMaxBytes);
-  // A body read piece by piece had its envelope's length checked as it came.
-  if (req.body instanceof WholeBody && bytes.byteLength >= 5)
-    envelopeLength(bytes, opt.readMaxBytes);
+  const bytes = await readEnvelope(req.body as AsyncIterable<Uint8Array>, opt.readMaxBytes);
   if (bytes.byteLength < 5) {
     throw new ConnectError(
       bytes.byteLength === 0
@@ -223,6 +217,12 @@ async function readOneMessage(
  * words (message size N is larger than configured readMaxBytes M).
  */
 async function readEnvelope(body: AsyncIterable<Uint8Array>, max: number): Promise<Uint8Array> {
+  if (body instanceof WholeBody) {
+    // Handed over whole (grpc/h2-unary.ts): checked at once.
+    const bytes = await body.bytes;
+    if (bytes.byteLength >= 5) envelopeLength(bytes, max);
+    return bytes;
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
   let length = -1;
