@@ -22,7 +22,8 @@ try {
 // Each role loads only its own modules: the supervisor never loads the app.
 if (cluster.isPrimary) {
   const { runPrimary } = await import("./primary.ts");
-  await runPrimary(config);
+  // The serving processes run this very file (main.ts as TypeScript, main.js in the build).
+  await runPrimary(config, import.meta.filename);
 } else {
   const { serve } = await import("./serve.ts");
   serve(config);

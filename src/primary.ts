@@ -22,7 +22,8 @@ import { ProcessPool } from "./supervisor/pool.ts";
 import { claimPort } from "./supervisor/port.ts";
 import { Stopping } from "./supervisor/stopping.ts";
 
-export async function runPrimary(config: Config): Promise<void> {
+/** `mainFile`: the file the serving processes run (main.ts or the build's main.js). */
+export async function runPrimary(config: Config, mainFile: string): Promise<void> {
   const log = createLogger({
     level: config.logLevel,
     format: config.logFormat,
@@ -54,12 +55,14 @@ export async function runPrimary(config: Config): Promise<void> {
     const port = await claimPort(config.host, config.port);
     log.info(platformStatus(config));
     pool = new ProcessPool({
+      exec: mainFile,
       size: config.processes,
       env: {
         DATABASE_URL: url,
         HERALD_BOOTSTRAP: "0",
         HERALD_LOG_FORMAT: config.logFormat,
         HERALD_PORT: String(port),
+        MALLOC_ARENA_MAX: String(config.mallocArenas),
       },
       log,
       heapMb: config.processHeapMb,

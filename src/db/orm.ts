@@ -38,7 +38,9 @@ export interface OpenOptions {
 /** Connects, applies pending migrations, and returns the ORM. Never a global: pass it down. */
 export async function openDatabase(opts: OpenOptions): Promise<Orm> {
   const migrate = opts.migrate ?? true;
-  const orm = await MikroORM.init({
+  // The constructor, not MikroORM.init: init imports every optional extension installed
+  // (@mikro-orm/migrations among them) whether asked for or not.
+  const orm = new MikroORM({
     clientUrl: opts.url,
     entities: [Account, Project, ApiKey, CliToken, DeviceLogin, Device, PairingCode, SetupLink],
     extensions: migrate ? [(await import("@mikro-orm/migrations")).Migrator] : [],

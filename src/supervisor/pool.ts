@@ -12,7 +12,6 @@
  * the process manager acts. A death by signal (SIGKILL, the OOM killer) is never such a reason.
  */
 import cluster, { type Worker } from "node:cluster";
-import { extname, join } from "node:path";
 import type { Logger } from "pino";
 import { restartDelayMs } from "../domain/restart-backoff.ts";
 import { shareOneSocket } from "./port.ts";
@@ -21,6 +20,8 @@ import { shareOneSocket } from "./port.ts";
 export type ServingMessage = { herald: "start-failed"; reason: string } | { herald: "serving" };
 
 export interface PoolOptions {
+  /** The file each serving process runs: main itself, not the launcher that started the supervisor. */
+  exec: string;
   size: number;
   env: Record<string, string>;
   log: Logger;
@@ -61,13 +62,11 @@ export class ProcessPool {
       startFailure: undefined,
       timer: undefined,
     }));
-    // The serving processes run main itself (.js when built, .ts when run as TypeScript), not
-    // the launcher that started the supervisor.
     // 16 MB semi-spaces: a publish's garbage is young; at 8 MB scavenges cost gRPC ~10 % more
     // CPU per publish (BENCHMARKS.md, issue 24). The young generation shrinks back when idle.
     const heap = [`--max-semi-space-size=16`, `--max-old-space-size=${opts.heapMb}`];
     cluster.setupPrimary({
-      exec: join(import.meta.dirname, "..", `main${extname(import.meta.filename)}`),
+      exec: opts.exec,
       args: [],
       execArgv: [...process.execArgv, ...(opts.heapMb > 0 ? heap : [])],
     });

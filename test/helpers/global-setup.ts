@@ -23,7 +23,7 @@ export default async function setup(project: TestProject) {
   // The console as its sources are now: the browser tests and the console's routes serve it.
   await buildWeb();
   // The server as its sources are now: the tests that start `npm start` run the build.
-  buildServer();
+  await buildServer();
   const template = `herald_template_${process.pid}`;
   let serverUrl: string;
   let stop = async () => {};

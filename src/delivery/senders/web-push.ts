@@ -1,10 +1,8 @@
 /**
- * Web Push: VAPID-signed (the `web-push` library signs the header, once an hour per push
- * service), aes128gcm-encrypted and sent by web-push-request.ts, with TTL (remaining lifetime),
+ * Web Push: VAPID-signed (vapid.ts, once an hour per push service), aes128gcm-encrypted and sent by web-push-request.ts, with TTL (remaining lifetime),
  * Urgency (priority) and Topic (the collapse id: a retried push replaces the first).
  */
 import type { Agent } from "node:https";
-import webpush from "web-push";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { webPushUrgency } from "../../domain/priority.ts";
 import { publicOnlyLookup } from "./push-address.ts";
@@ -15,6 +13,7 @@ import {
   type Sender,
   type SendResult,
 } from "./sender.ts";
+import { type VapidKeys, vapidAuthorization } from "./vapid.ts";
 import {
   encryptPayload,
   type PushServiceError,
@@ -24,13 +23,6 @@ import {
 
 /** The push service accepts about 4 KiB of ciphertext; ~3993 bytes of plaintext fit. */
 export const webPushPlaintextLimit = 3900;
-
-export interface VapidKeys {
-  publicKey: string;
-  privateKey: string;
-  /** `mailto:` or `https:` contact for push services. */
-  subject: string;
-}
 
 export interface WebPushOptions {
   vapid: VapidKeys;
@@ -72,37 +64,6 @@ export function webPushPayload(msg: PushMessage): string {
 
 /** A UUID as a Topic header: at most 32 characters of the URL-safe base64 alphabet. */
 export const collapseTopic = (id: string) => id.replaceAll("-", "");
-
-/** A VAPID token is signed for 12 hours (RFC 8292 allows up to 24) and reused for 1 hour. */
-const vapidLifetimeSeconds = 12 * 3600;
-const vapidReuseMs = 3600_000;
-
-/**
- * The VAPID `Authorization` header per push service origin, signed once an hour instead of for
- * every push: web-push re-encodes the private key (pure-JS ASN.1) and signs a fresh JWT on each
- * call (measured: the synchronous cost of 300 pushes went from 438 to 377 ms; the rest is the
- * per-message encryption RFC 8291 requires).
- */
-function vapidAuthorization(vapid: VapidKeys): (endpoint: string) => string {
-  const cache = new Map<string, { header: string; signedMs: number }>();
-  return (endpoint) => {
-    const audience = new URL(endpoint).origin;
-    const now = Date.now();
-    const hit = cache.get(audience);
-    if (hit && now - hit.signedMs < vapidReuseMs) return hit.header;
-    const { Authorization } = webpush.getVapidHeaders(
-      audience,
-      vapid.subject,
-      vapid.publicKey,
-      vapid.privateKey,
-      "aes128gcm",
-      Math.floor(now / 1000) + vapidLifetimeSeconds,
-    );
-    if (cache.size > 1000) cache.clear();
-    cache.set(audience, { header: Authorization, signedMs: now });
-    return Authorization;
-  };
-}
 
 export function createWebPushSender(opts: WebPushOptions): Sender {
   const agent = opts.agent ?? providerAgent(opts.allowPrivate ? {} : { lookup: publicOnlyLookup });

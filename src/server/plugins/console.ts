@@ -4,14 +4,12 @@
  * safe: a Content-Security-Policy with no inline script, no framing, no referrer.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { extname, join, resolve } from "node:path";
+import { extname, join } from "node:path";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { packageRoot } from "../../package-root.ts";
 
-/** web/dist beside src/ (run as TypeScript) or beside dist/server/src/ (the build `npm start` runs). */
-export const consoleDir = [
-  resolve(import.meta.dirname, "../../../web/dist"),
-  resolve(import.meta.dirname, "../../../../../web/dist"),
-].reduce((found, dir) => (existsSync(join(dir, "index.html")) ? dir : found));
+/** The console's build: web/dist in Herald's folder. */
+export const consoleDir = join(packageRoot, "web/dist");
 
 /** The console's own paths: each answers the page, which routes in the browser. */
 const pages = [

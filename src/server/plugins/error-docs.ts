@@ -4,15 +4,15 @@
  * disagrees with what the server sends.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { catalogue } from "../../errors.ts";
+import { packageRoot } from "../../package-root.ts";
 
-/** docs/ beside src/ (run as TypeScript) or beside dist/server/src/ (the build). */
-const docsDir = [
-  resolve(import.meta.dirname, "../../../docs"),
-  resolve(import.meta.dirname, "../../../../../docs"),
-].find((dir) => existsSync(join(dir, "api.md")));
+/** docs/ in Herald's folder, where there is one (a container image ships none). */
+const docsDir = existsSync(join(packageRoot, "docs/api.md"))
+  ? join(packageRoot, "docs")
+  : undefined;
 
 const escapeHtml = (s: string) =>
   s.replace(

@@ -1,0 +1,16 @@
+/**
+ * Herald's own folder, the one holding its package.json (and docs/, web/dist/), found by walking
+ * up from wherever this code runs: src/ as TypeScript, or a chunk of the build under
+ * dist/server/src/chunks/.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) return from;
+  }
+}
+
+export const packageRoot = findRoot(import.meta.dirname);
