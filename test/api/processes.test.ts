@@ -4,7 +4,7 @@
  * serving; SIGTERM drains them all and stops PostgreSQL. With 1, the one process is supervised.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,6 +54,11 @@ describe("HERALD_PROCESSES", () => {
     const first = servers(primary);
     expect(first).toHaveLength(2);
     expect(proc.stdout()).toMatch(/"processes":2/);
+    // One malloc arena each (docs/operations.md), unless the environment says otherwise.
+    for (const pid of first) {
+      const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      expect(env).toContain("MALLOC_ARENA_MAX=1");
+    }
 
     // Each serving process listens on the port itself; the supervisor holds no socket there, so
     // no connection can wait in it for a process that died (node:cluster's round-robin left
