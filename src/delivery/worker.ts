@@ -19,6 +19,7 @@ import { quietHoursOf, silenced } from "../domain/quiet-hours.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
 import { openToken } from "./clears.ts";
 import { JobClock } from "./jobs/clock.ts";
+import { OutcomeWriter } from "./outcome-writer.ts";
 import { type PushMessage, type Sender, sendWithin } from "./senders/sender.ts";
 
 export interface WorkerOptions {
@@ -61,13 +62,7 @@ export class DeliveryWorker {
   readonly #inFlight = new Set<Promise<void>>();
   /** Sends in flight per account (the claim gives an account no more than its share). */
   readonly #busy = new Map<string, number>();
-  readonly #outcomes: {
-    delivery: DueDelivery;
-    outcome: Outcome;
-    resolve: () => void;
-    reject: (err: unknown) => void;
-  }[] = [];
-  #writing: Promise<void> | undefined;
+  readonly #outcomes: OutcomeWriter;
 
   constructor(opts: WorkerOptions) {
     this.#o = {
@@ -80,6 +75,7 @@ export class DeliveryWorker {
       ...opts,
     };
     this.#clock = new JobClock(this.#o.clock, this.#o);
+    this.#outcomes = new OutcomeWriter(this.#o.queue);
   }
 
   start(): void {
@@ -162,7 +158,7 @@ export class DeliveryWorker {
     // are prepared, instead of all of them waiting for the whole batch.
     for (let i = 0; i < due.length; i++) {
       const d = due[i] as DueDelivery;
-      this.#track(this.#deliver(d), d.account_id);
+      this.#track(d.account_id, (release) => this.#deliver(d, release));
       if (i % 25 === 24) await new Promise((r) => setImmediate(r));
     }
     const t4 = performance.now();
@@ -186,52 +182,45 @@ export class DeliveryWorker {
     return fanned.length === this.#o.batch || (claim && due.length > 0);
   }
 
-  /**
-   * Outcomes are written in batches: while one batch's statement runs, the next collects, so a
-   * thousand sends finishing together cost a few statements instead of a thousand.
-   */
   #settle(delivery: DueDelivery, outcome: Outcome): Promise<void> {
     this.#o.onOutcome(delivery.platform, outcome.state === "pending" ? "retry" : outcome.state);
-    return new Promise((resolve, reject) => {
-      this.#outcomes.push({ delivery, outcome, resolve, reject });
-      this.#writing ??= this.#writeOutcomes();
-    });
+    return this.#outcomes.write(delivery, outcome);
   }
 
-  async #writeOutcomes(): Promise<void> {
-    while (this.#outcomes.length > 0) {
-      const batch = this.#outcomes.splice(0, 1000);
-      try {
-        await this.#o.queue.settle(batch);
-        for (const b of batch) b.resolve();
-      } catch (err) {
-        for (const b of batch) b.reject(err);
-      }
-    }
-    this.#writing = undefined;
-  }
-
-  #track(send: Promise<void>, account: string): void {
+  /**
+   * Runs one delivery, counting it against its account's share until `release` (its send has
+   * been answered: the share bounds what one account has outstanding at the push services) and
+   * in the worker's in-flight set until its outcome is recorded.
+   */
+  #track(account: string, run: (release: () => void) => Promise<void>): void {
     this.#busy.set(account, (this.#busy.get(account) ?? 0) + 1);
-    const p = send
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const left = (this.#busy.get(account) ?? 1) - 1;
+      if (left > 0) this.#busy.set(account, left);
+      else this.#busy.delete(account);
+      // Room for more: look for due pushes now rather than at the next idle poll, when an
+      // account at its share has sent half of it (a fan-out to more devices than the share is
+      // claimed in halves, not a share per idle poll).
+      if (left === Math.floor(this.#o.perAccount / 2)) {
+        this.#roomFreed = true;
+        this.wake();
+      }
+    };
+    const p = run(release)
       .catch((err: unknown) => this.#o.log.error({ err }, "recording a delivery failed"))
       .finally(() => {
+        release();
         this.#inFlight.delete(p);
-        const left = (this.#busy.get(account) ?? 1) - 1;
-        if (left > 0) this.#busy.set(account, left);
-        else this.#busy.delete(account);
-        // Room for more: look for due pushes now rather than at the next idle poll, when the
-        // worker was full, or when an account at its share has sent half of it (a fan-out to
-        // more devices than the share is claimed in halves, not a share per idle poll).
-        if (left === Math.floor(this.#o.perAccount / 2)) {
-          this.#roomFreed = true;
-          this.wake();
-        } else if (this.#inFlight.size === this.#o.maxInFlight - 1) this.wake();
+        // The worker was full: room for more.
+        if (this.#inFlight.size === this.#o.maxInFlight - 1) this.wake();
       });
     this.#inFlight.add(p);
   }
 
-  async #deliver(d: DueDelivery): Promise<void> {
+  async #deliver(d: DueDelivery, release: () => void): Promise<void> {
     const { devices, tokenKeys, senders } = this.#o;
     const until = deadline(d.created_at, d.expires_at);
     const settle = (outcome: Outcome) => this.#settle(d, outcome);
@@ -265,6 +254,7 @@ export class DeliveryWorker {
       hasTtl: d.expires_at !== null,
     };
     const result = await sendWithin(sender, message, token, this.#o.sendTimeoutMs, this.#o.log);
+    release();
     switch (result.kind) {
       case "ok":
         return settle({ state: "sent" });
