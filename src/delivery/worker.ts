@@ -33,6 +33,8 @@ export interface WorkerOptions {
   /** Sends outstanding at once, across all platforms; and of those, at most this many per account. */
   maxInFlight?: number;
   perAccount?: number;
+  /** A fan-out of this many pushes or more refreshes the planner's statistics (queue.analyze). */
+  analyzeAfter?: number;
   /**
    * A send not answered in this time counts as a retryable failure (keep it well under the claim
    * lease, so that no other worker claims a delivery whose send is still outstanding here).
@@ -57,6 +59,7 @@ export class DeliveryWorker {
   readonly #clock: JobClock;
   #lastClaim = 0;
   #lastClaimEmpty = false;
+  #lastAnalyze = Number.NEGATIVE_INFINITY;
   /** An account's sends in flight fell to half its share: claim for it again now. */
   #roomFreed = false;
   readonly #inFlight = new Set<Promise<void>>();
@@ -69,6 +72,7 @@ export class DeliveryWorker {
       batch: 500,
       maxInFlight: 2000,
       perAccount: 400,
+      analyzeAfter: 2000,
       sendTimeoutMs: 10_000,
       onOutcome: () => {},
       onRepeated: () => {},
@@ -132,6 +136,7 @@ export class DeliveryWorker {
     await this.#clock.runDue();
     const tJobs = performance.now();
     const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
+    if (pushes >= this.#o.analyzeAfter) this.#analyze();
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
     // looked for at most every `claimRetries` ms, so a publish without push devices costs one
@@ -180,6 +185,15 @@ export class DeliveryWorker {
     // A claim that found work may have been cut by an account's share rather than the batch:
     // claim again at once (an empty claim then ends the burst), not after an idle poll.
     return fanned.length === this.#o.batch || (claim && due.length > 0);
+  }
+
+  /** A big fan-out leaves the planner's statistics stale: refreshed, at most once a minute. */
+  #analyze(): void {
+    if (performance.now() - this.#lastAnalyze < 60_000) return;
+    this.#lastAnalyze = performance.now();
+    this.#o.queue.analyze().catch((err: unknown) => {
+      this.#o.log.warn({ err }, "refreshing the delivery table's statistics failed");
+    });
   }
 
   #settle(delivery: DueDelivery, outcome: Outcome): Promise<void> {

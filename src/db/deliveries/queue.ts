@@ -36,6 +36,15 @@ export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
     cancel: (projectId: string, id: string) => cancel(db(), projectId, id),
     claimDue: (limit: number, share: ClaimShare) => claimDue(db(), limit, leaseSeconds, share),
     settle: (items: readonly { delivery: DeliveryKey; outcome: Outcome }[]) => settle(db(), items),
+    /**
+     * Fresh planner statistics for the delivery table. After a fan-out of thousands, until
+     * autovacuum's next look (up to a minute), the planner believes a handful of rows are due:
+     * each claim then joined every due row to its device and sorted them all (15-20 ms for
+     * 10,000, growing with the fan-out) instead of reading 500 in index order (1 ms).
+     */
+    analyze: async () => {
+      await db().execute("analyze delivery");
+    },
     expireStreamDeliveries: () => expireStreamDeliveries(db()),
     streamBacklog: (deviceId: string, opts: { ids?: string[]; since?: string; after?: string }) =>
       streamBacklog(db(), deviceId, opts),
