@@ -2,7 +2,7 @@
  * A worker's send outcomes, written to the queue in batches: a batch goes once `batch` outcomes
  * wait, or `delayMs` after the first of them, and while one batch's statement runs the next
  * collects. A fan-out's sends finish a few at a time; written as they came, 10,000 outcomes took
- * ~300 statements, and the server's and PostgreSQL's CPU with them (BENCHMARKS.md, issue 24).
+ * ~300 statements, batched ~130 (BENCHMARKS.md, issue 24).
  */
 import type { DeliveryQueue, DueDelivery, Outcome } from "../db/index.ts";
 
@@ -21,9 +21,17 @@ export class OutcomeWriter {
   readonly #queue: Pick<DeliveryQueue, "settle">;
   readonly #batch: number;
   readonly #delayMs: number;
+  readonly #onWrite: (outcomes: number) => void;
 
-  constructor(queue: Pick<DeliveryQueue, "settle">, batch = 200, delayMs = 10) {
+  /** `onWrite`: told each statement's number of outcomes (a metric). */
+  constructor(
+    queue: Pick<DeliveryQueue, "settle">,
+    onWrite: (outcomes: number) => void = () => {},
+    batch = 200,
+    delayMs = 10,
+  ) {
     this.#queue = queue;
+    this.#onWrite = onWrite;
     this.#batch = batch;
     this.#delayMs = delayMs;
   }
@@ -46,6 +54,7 @@ export class OutcomeWriter {
   async #write(): Promise<void> {
     do {
       const batch = this.#waiting.splice(0, 1000);
+      this.#onWrite(batch.length);
       try {
         await this.#queue.settle(batch);
         for (const b of batch) b.resolve();

@@ -46,6 +46,9 @@ export interface WorkerOptions {
   clock: WorkerClock;
   /** Notifications sent again while awaiting acknowledgement (for the live streams). */
   onRepeated?: (ids: string[]) => void;
+  /** Told each claim's time in seconds, and each settle statement's outcomes (metrics). */
+  onClaim?: (seconds: number) => void;
+  onSettle?: (outcomes: number) => void;
   /** Told each send's outcome (sent, retry, failed, expired), for metrics. */
   onOutcome?: (platform: string, outcome: "sent" | "retry" | "failed" | "expired") => void;
 }
@@ -75,11 +78,13 @@ export class DeliveryWorker {
       analyzeAfter: 2000,
       sendTimeoutMs: 10_000,
       onOutcome: () => {},
+      onClaim: () => {},
+      onSettle: () => {},
       onRepeated: () => {},
       ...opts,
     };
     this.#clock = new JobClock(this.#o.clock, this.#o);
-    this.#outcomes = new OutcomeWriter(this.#o.queue);
+    this.#outcomes = new OutcomeWriter(this.#o.queue, this.#o.onSettle);
   }
 
   start(): void {
@@ -158,6 +163,7 @@ export class DeliveryWorker {
       this.#lastClaimEmpty = due.length === 0;
     }
     const t3 = performance.now();
+    if (claim) this.#o.onClaim((t3 - t1) / 1000);
     // Starting a send costs CPU before its first byte leaves (Web Push encrypts each message):
     // yield to the event loop every few, so the first requests are on the wire while the rest
     // are prepared, instead of all of them waiting for the whole batch.

@@ -27,6 +27,8 @@ export class Metrics {
   readonly publishSeconds: Histogram<"protocol">;
   readonly deliveries: Counter<"platform" | "outcome">;
   readonly publishBatchSize: Histogram;
+  readonly claimSeconds: Histogram;
+  readonly settleBatchSize: Histogram;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -60,6 +62,18 @@ export class Metrics {
       name: "herald_publish_batch_size",
       help: "Publishes committed together in one group commit",
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500],
+      registers,
+    });
+    this.claimSeconds = new Histogram({
+      name: "herald_delivery_claim_duration_seconds",
+      help: "A worker's claim of due push deliveries: one statement's time, found or not",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.settleBatchSize = new Histogram({
+      name: "herald_delivery_settle_batch_size",
+      help: "Push send outcomes recorded together in one statement",
+      buckets: [1, 10, 50, 100, 200, 500, 1000],
       registers,
     });
     // Which process answered this scrape (several share one port; scrapes land on any).

@@ -103,6 +103,16 @@ describe("GET /metrics", () => {
         'herald_deliveries_total{platform="ios",outcome="sent"}',
       ),
     ).toBe(1);
+    // The claim that leased it was timed, and its outcome was recorded by one statement.
+    expect(
+      await sample(`${server.url}/metrics`, "herald_delivery_claim_duration_seconds_count"),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      await sample(`${server.url}/metrics`, "herald_delivery_settle_batch_size_count"),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      await sample(`${server.url}/metrics`, "herald_delivery_settle_batch_size_sum"),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it("shows deliveries backing up: queue depth and the oldest due one's age", async () => {

@@ -53,9 +53,23 @@ async function addDevices(accountId: string, count: number): Promise<void> {
   }
 }
 
+/** The sums and counts of the worker's claim and settle histograms (GET /metrics). */
+async function workerMetrics(): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const names = [
+    "herald_delivery_claim_duration_seconds_sum",
+    "herald_delivery_claim_duration_seconds_count",
+    "herald_delivery_settle_batch_size_sum",
+    "herald_delivery_settle_batch_size_count",
+  ];
+  const line = (n: string) => text.split("\n").find((l) => l.startsWith(`${n} `)) ?? `${n} 0`;
+  return Object.fromEntries(names.map((n) => [n, Number(line(n).slice(n.length + 1))]));
+}
+
 /** One fan-out, timed from the publish until every copy settled at the fakes. */
 async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   const apnsBefore = apns.received.length;
+  const before = await workerMetrics();
   const [server, fakes] = [cpuMeter(serverPid), cpuMeter(process.pid)];
   const t0 = performance.now();
   const fanRes = await fetch(`${url}/v1/notify`, {
@@ -93,6 +107,14 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   // Where the time goes: the server's CPU (claim, open tokens, build and encrypt, send, settle)
   // against the fakes' (in this process), as shares of one core over the round.
   const cpu = { server: server.share(), fakes: fakes.share() };
+  // The worker's statements meanwhile: its claims (each a statement's time) and its settles.
+  const after = await workerMetrics();
+  const d = (n: string) => (after[n] ?? 0) - (before[n] ?? 0);
+  const claims = d("herald_delivery_claim_duration_seconds_count");
+  const settles = d("herald_delivery_settle_batch_size_count");
+  log(
+    `    worker: ${claims} claims, ${((d("herald_delivery_claim_duration_seconds_sum") / Math.max(claims, 1)) * 1000).toFixed(1)} ms each on average; ${settles} settle statements, ${(d("herald_delivery_settle_batch_size_sum") / Math.max(settles, 1)).toFixed(0)} outcomes each`,
+  );
   log(
     `    CPU over the round: server ${cpu.server.toFixed(2)} of a core, the fakes ${cpu.fakes.toFixed(2)}`,
   );
