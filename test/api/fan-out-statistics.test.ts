@@ -6,33 +6,18 @@
  * 500 in index order (BENCHMARKS.md, issue 24). Devices are written straight to the table, their
  * tokens sealed as Herald seals them: an account signs in at most 50 through the API.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { digestCredential, displayPrefix, mintCredential } from "../../src/domain/credentials.ts";
 import { uuidv7 } from "../../src/domain/ids.ts";
-import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { sql } from "../helpers/db.ts";
-import {
-  apnsTestSenders,
-  notify,
-  startServer,
-  type TestServer,
-  testTokenKeys,
-} from "../helpers/server.ts";
+import { notify, serverWithFakeApns, testTokenKeys } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const devices = 2_100;
-let apns: FakeApns;
-let server: TestServer;
-beforeAll(async () => {
-  apns = await startFakeApns();
-  server = await startServer({}, apnsTestSenders(apns));
-});
-afterAll(async () => {
-  await server.close();
-  await apns.close();
-});
+const started = serverWithFakeApns();
 
 async function addPhones(count: number): Promise<void> {
+  const { server } = started;
   const rows = Array.from({ length: count }, (_, i) => {
     const id = uuidv7();
     const token = (i + 1).toString(16).padStart(64, "0");
@@ -65,7 +50,7 @@ const analyzed = async () =>
   Number(
     (
       await sql<{ n: string }>(
-        server.databaseUrl,
+        started.server.databaseUrl,
         "select analyze_count as n from pg_stat_user_tables where relname = 'delivery'",
       )
     )[0]?.n ?? 0,
@@ -73,6 +58,7 @@ const analyzed = async () =>
 
 describe("a fan-out to thousands of devices", () => {
   it("refreshes the delivery table's statistics, and every copy is sent", async () => {
+    const { server, apns } = started;
     await addPhones(devices);
     const before = await analyzed();
     const r = await notify(

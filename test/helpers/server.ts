@@ -2,6 +2,7 @@
  * A real Herald server for a test file: its own database, the real app on a real port.
  */
 import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll } from "vitest";
 import webpush from "web-push";
 import { buildApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
@@ -43,6 +44,26 @@ function fakeApnsSender(apns: FakeApns): Sender {
     sandbox: false,
     endpoint: { origin: apns.origin, ca: apns.ca },
   });
+}
+
+/**
+ * A test file's server with APNs pointed at a fake: started before the file's tests, closed after
+ * them. Read `server` and `apns` inside the tests.
+ */
+export function serverWithFakeApns(overrides: Partial<Config> = {}): {
+  server: TestServer;
+  apns: FakeApns;
+} {
+  const started = {} as { server: TestServer; apns: FakeApns };
+  beforeAll(async () => {
+    started.apns = await startFakeApns();
+    started.server = await startServer(overrides, apnsTestSenders(started.apns));
+  });
+  afterAll(async () => {
+    await started.server?.close();
+    await started.apns?.close();
+  });
+  return started;
 }
 
 /** APNs pointed at a fake, the other platforms unconfigured. */
