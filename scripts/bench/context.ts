@@ -40,3 +40,9 @@ export const unlimited = {
 };
 
 export { benchNotification } from "./bodies.ts";
+
+/** One series' value in a Prometheus text scrape (`name{labels} value`; `name` with its labels), 0 when absent. */
+export function sampleOf(scrape: string, series: string): number {
+  const line = scrape.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}

@@ -8,7 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { createDatabaseIfMissing, freePort } from "../../src/db/embedded/server.ts";
-import { benchNotification, unlimited } from "./context.ts";
+import { benchNotification, sampleOf, unlimited } from "./context.ts";
 
 export interface ProcessesResult {
   processes: number;
@@ -207,8 +207,8 @@ async function batchBuckets(url: string, processes: number) {
     for (const m of text.matchAll(/^herald_publish_batch_size_bucket\{le="([^"]+)"\} (\d+)/gm)) {
       buckets[m[1] as string] = (buckets[m[1] as string] ?? 0) + Number(m[2]);
     }
-    count += Number(/^herald_publish_batch_size_count (\d+)/m.exec(text)?.[1] ?? 0);
-    sum += Number(/^herald_publish_batch_size_sum (\S+)/m.exec(text)?.[1] ?? 0);
+    count += sampleOf(text, "herald_publish_batch_size_count");
+    sum += sampleOf(text, "herald_publish_batch_size_sum");
   }
   return { buckets, count, sum };
 }

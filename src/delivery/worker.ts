@@ -33,8 +33,6 @@ export interface WorkerOptions {
   /** Sends outstanding at once, across all platforms; and of those, at most this many per account. */
   maxInFlight?: number;
   perAccount?: number;
-  /** A fan-out of this many pushes or more refreshes the planner's statistics (queue.analyze). */
-  analyzeAfter?: number;
   /**
    * A send not answered in this time counts as a retryable failure (keep it well under the claim
    * lease, so that no other worker claims a delivery whose send is still outstanding here).
@@ -52,6 +50,9 @@ export interface WorkerOptions {
   /** Told each send's outcome (sent, retry, failed, expired), for metrics. */
   onOutcome?: (platform: string, outcome: "sent" | "retry" | "failed" | "expired") => void;
 }
+
+/** A fan-out of this many pushes or more refreshes the planner's statistics (queue.analyze). */
+const analyzeAfterPushes = 2000;
 
 export class DeliveryWorker {
   readonly #o: Required<WorkerOptions>;
@@ -75,7 +76,6 @@ export class DeliveryWorker {
       batch: 500,
       maxInFlight: 2000,
       perAccount: 400,
-      analyzeAfter: 2000,
       sendTimeoutMs: 10_000,
       onOutcome: () => {},
       onClaim: () => {},
@@ -141,7 +141,7 @@ export class DeliveryWorker {
     await this.#clock.runDue();
     const tJobs = performance.now();
     const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
-    if (pushes >= this.#o.analyzeAfter) this.#analyze();
+    if (pushes >= analyzeAfterPushes) this.#analyze();
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
     // looked for at most every `claimRetries` ms, so a publish without push devices costs one

@@ -5,7 +5,7 @@ import {
   mintCredential,
 } from "../../../src/domain/credentials.ts";
 import { uuidv7 } from "../../../src/domain/ids.ts";
-import { log, record, smoke } from "../context.ts";
+import { log, record, sampleOf, smoke } from "../context.ts";
 import { cpuMeter } from "../cpu-time.ts";
 import { apns, auth, db, quiesce, ring, serverPid, url, webPush } from "../infrastructure.ts";
 
@@ -55,15 +55,14 @@ async function addDevices(accountId: string, count: number): Promise<void> {
 
 /** The sums and counts of the worker's claim and settle histograms (GET /metrics). */
 async function workerMetrics(): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const scrape = await (await fetch(`${url}/metrics`)).text();
   const names = [
     "herald_delivery_claim_duration_seconds_sum",
     "herald_delivery_claim_duration_seconds_count",
     "herald_delivery_settle_batch_size_sum",
     "herald_delivery_settle_batch_size_count",
   ];
-  const line = (n: string) => text.split("\n").find((l) => l.startsWith(`${n} `)) ?? `${n} 0`;
-  return Object.fromEntries(names.map((n) => [n, Number(line(n).slice(n.length + 1))]));
+  return Object.fromEntries(names.map((n) => [n, sampleOf(scrape, n)]));
 }
 
 /** One fan-out, timed from the publish until every copy settled at the fakes. */

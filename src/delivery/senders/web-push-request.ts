@@ -1,7 +1,7 @@
 /**
  * One Web Push request: the payload encrypted as RFC 8291 says (aes128gcm, RFC 8188, one record)
- * and POSTed to the subscription's endpoint with RFC 8030's headers. `web-push` did both; it
- * still signs the VAPID header (web-push.ts). Its encryption (`http_ece`) derives the keys with
+ * and POSTed to the subscription's endpoint with RFC 8030's headers. `web-push` did both (and
+ * signed the VAPID header, now vapid.ts). Its encryption (`http_ece`) derives the keys with
  * one HMAC per HKDF step, each given a Buffer key, and Node 24 spends ~15 µs telling a Buffer
  * from a KeyObject on every such call: 184 µs per message against 119 µs here (HKDF in one
  * native call per key, keys as KeyObjects). A fan-out to thousands of browsers pays that per

@@ -1,6 +1,7 @@
 /**
- * Web Push: VAPID-signed (vapid.ts, once an hour per push service), aes128gcm-encrypted and sent by web-push-request.ts, with TTL (remaining lifetime),
- * Urgency (priority) and Topic (the collapse id: a retried push replaces the first).
+ * Web Push: VAPID-signed (vapid.ts, once an hour per push service), aes128gcm-encrypted and sent
+ * by web-push-request.ts, with TTL (remaining lifetime), Urgency (priority) and Topic (the
+ * collapse id: a retried push replaces the first).
  */
 import type { Agent } from "node:https";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
