@@ -75,6 +75,7 @@ function groupCommitOf(config: Config, metrics: Metrics) {
   return {
     slots: config.groupCommitSlots,
     maxBatch: 500,
+    fanOutAtCommit: config.fanOutAtCommit,
     onBatch: (size: number) => metrics.publishBatchSize.observe(size),
   };
 }
@@ -233,7 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         hub,
         limiter: loginLimiter(orm, config, failedAuth),
         log: app.log,
-        onPublished: () => worker?.wake(),
+        onPublished: () => worker?.wake(true),
         webPushPublicKey: senders.find((s) => s.platform === "web" && !s.unconfigured)?.publicKey,
       });
       registerHealthService(router, {

@@ -158,6 +158,11 @@ export interface Config {
    */
   groupCommit: boolean;
   groupCommitSlots: number;
+  /**
+   * Most devices a group-committed publish may reach to be fanned out in its own commit
+   * (HERALD_FAN_OUT_AT_COMMIT, 100; 0: every publish waits for the workers' fan-out).
+   */
+  fanOutAtCommit: number;
   /** gRPC server reflection (v1 and v1alpha) for grpcurl and `buf curl` (HERALD_REFLECTION=0 turns it off). */
   reflection: boolean;
   /** How often a gRPC health Watch re-checks readiness between changes it is told of. */
@@ -246,6 +251,7 @@ export function loadConfig(env: Env = process.env): Config {
     reflection: env.HERALD_REFLECTION !== "0",
     groupCommit: env.HERALD_GROUP_COMMIT !== "0",
     groupCommitSlots: groupCommitSlots(env, processes),
+    fanOutAtCommit: int(env, "HERALD_FAN_OUT_AT_COMMIT", 100, 0, 10_000),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
     limits: limits(env),

@@ -1,7 +1,7 @@
 /**
- * The delivery worker of one server process: fans out queued notifications, then sends due
- * pushes through the platform's sender and records each outcome. Several processes may run
- * workers on one database: claims use FOR UPDATE SKIP LOCKED and leases, so each delivery is
+ * The delivery worker of one server process: fans out queued notifications (those their
+ * publish's commit did not: group-commit.ts), then sends due pushes through the platform's
+ * sender and records each outcome. Several processes may run workers on one database: claims use FOR UPDATE SKIP LOCKED and leases, so each delivery is
  * worked by one worker at a time, and a lease left by a dead worker expires after the lease
  * (HERALD_DELIVERY_LEASE_SECONDS, 30 s).
  *
@@ -13,14 +13,13 @@
 import type { WorkerClock } from "../config.ts";
 import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
-import { replaceTagOf, shownOf } from "../domain/notification.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
-import { quietHoursOf, silenced } from "../domain/quiet-hours.ts";
 import { backoffMs, deadline } from "../domain/retry.ts";
 import { openToken } from "./clears.ts";
 import { JobClock } from "./jobs/clock.ts";
 import { OutcomeWriter } from "./outcome-writer.ts";
-import { type PushMessage, type Sender, sendWithin } from "./senders/sender.ts";
+import { pushMessageOf } from "./push-message.ts";
+import { type Sender, sendWithin } from "./senders/sender.ts";
 
 export interface WorkerOptions {
   queue: DeliveryQueue;
@@ -66,6 +65,7 @@ export class DeliveryWorker {
   #lastAnalyze = Number.NEGATIVE_INFINITY;
   /** An account's sends in flight fell to half its share: claim for it again now. */
   #roomFreed = false;
+  #pushesDue = false;
   readonly #inFlight = new Set<Promise<void>>();
   /** Sends in flight per account (the claim gives an account no more than its share). */
   readonly #busy = new Map<string, number>();
@@ -91,8 +91,12 @@ export class DeliveryWorker {
     this.#running ??= this.#loop();
   }
 
-  /** Something was published: look for work now. */
-  wake(): void {
+  /**
+   * Work was committed: look for it now. `pushesDue`: push deliveries were made outside this
+   * worker's fan-out (a publish's commit, a test notification); the round claims them.
+   */
+  wake(pushesDue = false): void {
+    if (pushesDue) this.#pushesDue = true;
     this.#woken = true;
     this.#wake?.();
   }
@@ -152,10 +156,11 @@ export class DeliveryWorker {
     const claim =
       room > 0 &&
       (pushes > 0 ||
+        this.#pushesDue ||
         this.#roomFreed ||
         !this.#lastClaimEmpty ||
         now - this.#lastClaim >= this.#o.clock.claimRetries);
-    if (claim) this.#roomFreed = false;
+    if (claim) [this.#roomFreed, this.#pushesDue] = [false, false];
     const share = { perAccount: this.#o.perAccount, busy: this.#busy };
     const due = claim ? await this.#o.queue.claimDue(room, share) : [];
     if (claim) {
@@ -263,16 +268,7 @@ export class DeliveryWorker {
     if (!sender || !token) {
       return settle({ state: "failed", error: `no push channel for ${d.platform}` });
     }
-    const message: PushMessage = {
-      ...shownOf(d),
-      notificationId: d.notification_id,
-      collapseId: d.replace_key ? replaceTagOf(d.project_id, d.replace_key) : undefined,
-      quiet: silenced(d.priority, quietHoursOf(d), new Date()),
-      awaitsAck: d.awaits_ack,
-      actions: typeof d.actions === "string" ? JSON.parse(d.actions) : (d.actions ?? undefined),
-      expiresAt: until,
-      hasTtl: d.expires_at !== null,
-    };
+    const message = pushMessageOf(d, until);
     const result = await sendWithin(sender, message, token, this.#o.sendTimeoutMs, this.#o.log);
     release();
     switch (result.kind) {

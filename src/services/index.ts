@@ -44,7 +44,7 @@ export interface ServiceDeps {
   hub: StreamHub;
   limiter: LoginLimiter;
   log: Log;
-  /** A notification was committed: wake this process's delivery worker. */
+  /** Work for the delivery worker was committed (a fan-out, or pushes due): wake this process's. */
   onPublished: () => void;
   webPushPublicKey: string | undefined;
 }
@@ -65,9 +65,10 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       awaitNews: (id, ms, signal) => hub.awaitNews(id, ms, signal),
       watchFeed: (projectId, wake) => hub.feed.watch(projectId, wake),
       ending: hub.ending,
-      // Wake this process's worker, and hand it to this process's streams it will reach.
-      onPublished: (row, accountId) => {
-        onPublished();
+      // Hand it to this process's streams it will reach, and wake this process's worker if
+      // there is work for it (a fan-out, or pushes to send).
+      onPublished: (row, accountId, forWorker) => {
+        if (forWorker) onPublished();
         const project = async () => (await repos.projects.get(accountId, row.project_id))?.name;
         void hub.handOver(row, accountId, project).catch((err: unknown) => {
           log.warn({ err }, "handing a notification to streams failed");

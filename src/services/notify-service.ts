@@ -73,8 +73,11 @@ function parsePageToken(token: string): string {
 export interface NotifyDeps {
   notifications: NotificationRepository;
   deliveries: DeliveryRepository;
-  /** Called after a publish committed: wakes the worker, hands it to this process's streams. */
-  onPublished: (row: NotificationRecord, accountId: string) => void;
+  /**
+   * Called after a publish committed: hands it to this process's streams, and wakes the worker
+   * when its fan-out, or push deliveries its commit made, wait for one (`forWorker`).
+   */
+  onPublished: (row: NotificationRecord, accountId: string, forWorker: boolean) => void;
   projects: ProjectRepository;
   usage: UsageRepository;
   quota: QuotaLedger;
@@ -203,7 +206,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
         if (result.kind === "created") {
           usage.record(accountId);
           // A scheduled one waits for the worker's clock.
-          if (row.status === "queued") onPublished(row, accountId);
+          if (row.status === "queued") onPublished(row, accountId, result.forWorker);
         } else quota.giveBack(accountId, now);
       }
       if (result.kind === "busy" || result.kind === "mismatch") throw idempotencyConflict(result);

@@ -6,38 +6,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "../helpers/db.ts";
+import {
+  holding as holdingSlot,
+  installInsertHook,
+  xminsOf as xminsIn,
+} from "../helpers/held-batch.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 beforeAll(async () => {
   server = await startServer({ groupCommitSlots: 1 });
-  // A test-only trigger: a title says what the insert does (sleep, or fail), so that a batch can
-  // be held open or broken from the outside.
-  await sql(
-    server.databaseUrl,
-    `create function test_hook() returns trigger language plpgsql as $$
-     begin
-       if new.title like 'sleep %' then perform pg_sleep(split_part(new.title, ' ', 2)::float); end if;
-       if new.title = 'boom' then raise exception 'boom'; end if;
-       return new;
-     end $$;
-     create trigger test_hook before insert on notification for each row execute function test_hook()`,
-  );
+  await installInsertHook(server.databaseUrl);
 });
 afterAll(async () => server.close());
 
-/** Waits until the slow publish sleeps in its insert, holding the one slot. */
-const holding = () =>
-  waitFor(
-    async () =>
-      (
-        await sql<{ n: number }>(
-          server.databaseUrl,
-          "select count(*)::int n from pg_stat_activity where wait_event = 'PgSleep'",
-        )
-      )[0]?.n === 1,
-  );
+const holding = () => holdingSlot(server.databaseUrl);
 
 const batchSizes = async () => {
   const text = await (await fetch(`${server.url}/metrics`)).text();
@@ -55,12 +39,7 @@ const batchSizes = async () => {
   };
 };
 
-const xminsOf = (titles: string[]) =>
-  sql<{ xmin: string; n: string }>(
-    server.databaseUrl,
-    "select xmin::text, count(*) as n from notification where title = any($1) group by 1",
-    [titles],
-  );
+const xminsOf = (titles: string[]) => xminsIn(server.databaseUrl, titles);
 
 describe("group commit", () => {
   it("commits publishes that arrive together in one transaction", async () => {

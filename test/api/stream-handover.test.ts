@@ -2,7 +2,10 @@
  * A live device hears its own process first (issue 11): a publish committed by the process a
  * stream device is connected to is handed over in memory, before any fan-out; publishes through
  * other processes arrive through the fan-out's NOTIFY; each reaches the device exactly once and
- * its delivery is recorded as sent. Topic filter changes made through any process apply.
+ * its delivery is recorded as sent. Topic filter changes made through any process apply. Most
+ * of it with the fan-out left to workers (HERALD_FAN_OUT_AT_COMMIT=0), so that the device gets
+ * a notification before its delivery exists; the last part with publishes fanned out at their
+ * commit, which needs no worker at all.
  */
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -13,8 +16,8 @@ import { sql } from "../helpers/db.ts";
 import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
 import { bearer, listen, signInStreamDevice } from "../helpers/streams.ts";
 
-// No worker on A or B: nothing is fanned out until a worker process is started.
-const noWorker = { workerEnabled: false, streamKeepaliveMs: 300 };
+// No worker on A or B, and no fan-out at commit: nothing is fanned out until a worker starts.
+const noWorker = { workerEnabled: false, streamKeepaliveMs: 300, fanOutAtCommit: 0 };
 let a: TestServer;
 let b: { url: string; close(): Promise<void> };
 beforeAll(async () => {
@@ -153,5 +156,51 @@ describe("a stream device on process A", () => {
     await pause(400);
     expect(s.titles).toEqual(["before"]);
     await s.stop();
+  });
+});
+
+describe("a publish fanned out at its commit", () => {
+  it("reaches stream devices on every process exactly once, with no worker running", async () => {
+    const atCommit = { workerEnabled: false, streamKeepaliveMs: 300 };
+    const c = await startServer(atCommit);
+    const d = await startPeer(c, atCommit);
+    try {
+      const onC = await signInStreamDevice(c.url, "on C");
+      const onD = await signInStreamDevice(d.url, "on D");
+      const [sc, sd] = [listen(c.url, onC.credential), listen(d.url, onD.credential)];
+      await pause(200);
+      expect((await notify(c, { title: "through C" })).status).toBe(202);
+      expect((await notify({ ...c, url: d.url }, { title: "through D" })).status).toBe(202);
+      // Each device: its own process's publish in memory, the other's by the commit's NOTIFY.
+      await sc.until(() => sc.titles.length >= 2);
+      await sd.until(() => sd.titles.length >= 2);
+      const states = (id: string) =>
+        sql<{ title: string; state: string }>(
+          c.databaseUrl,
+          `select n.title, d.state from delivery d join notification n on n.id = d.notification_id
+            where d.device_id = $1 order by n.title`,
+          [id],
+        );
+      const sent = [
+        { title: "through C", state: "sent" },
+        { title: "through D", state: "sent" },
+      ];
+      for (const dev of [onC, onD]) {
+        for (
+          let i = 0;
+          i < 100 && JSON.stringify(await states(dev.id)) !== JSON.stringify(sent);
+          i++
+        )
+          await pause(50);
+        expect(await states(dev.id)).toEqual(sent);
+      }
+      await pause(300);
+      expect([...sc.titles].sort()).toEqual(["through C", "through D"]);
+      expect([...sd.titles].sort()).toEqual(["through C", "through D"]);
+      await Promise.all([sc.stop(), sd.stop()]);
+    } finally {
+      await d.close();
+      await c.close();
+    }
   });
 });

@@ -36,9 +36,9 @@ const written = Object.keys(columnTypes) as Column[];
 
 /** The columns a publish inserts. */
 export const notificationColumns = written.join(", ");
-/** The same columns of the row alias `alias` (`l.id, l.project_id, …`). */
-export const notificationColumnsOf = (alias: string) =>
-  written.map((c) => `${alias}.${c}`).join(", ");
+/** The same columns of the row alias `alias` (`l.id, l.project_id, …`), any of them as `set` says. */
+export const notificationColumnsOf = (alias: string, set: Partial<Record<Column, string>> = {}) =>
+  written.map((c) => set[c] ?? `${alias}.${c}`).join(", ");
 /** `?::type` for each, in order. */
 export const placeholders = written.map((c) => `?::${columnTypes[c]}`).join(", ");
 /** `x.col` for each, as json_to_recordset's record definition reads them. */

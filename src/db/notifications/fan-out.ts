@@ -12,6 +12,33 @@ export const deliveryChannel = "herald_delivery";
 export const announceChunk = 150;
 
 /**
+ * The fan-out's rule, its one home: whether device `d` is a target of a notification with topic
+ * `topic` of project `project` (SQL expressions). Every enabled, signed-in device of the account
+ * with a push channel (or a `stream` device) whose filter admits the topic, by name, by
+ * `project/topic` or by `project/*`. Used by the worker's fan-out below and by the group commit's
+ * (group-commit.ts).
+ */
+export const reaches = (d: string, topic: string, project: string) =>
+  `${d}.signed_out_at is null and ${d}.enabled
+          and (${d}.platform = 'stream' or ${d}.token_box is not null)
+          and (cardinality(${d}.topics) = 0
+               or ${topic} = any(${d}.topics)
+               or ${project} || '/' || ${topic} = any(${d}.topics)
+               or ${project} || '/*' = any(${d}.topics))`;
+
+/**
+ * A CTE `announced` that NOTIFYs `herald_delivery` with the distinct notification ids of the
+ * rows of `cte` (`notification_id`, `platform`) that reached stream devices, in chunks that fit
+ * NOTIFY's payload. Like feedNewsOf, it runs only if the statement reads it.
+ */
+export const announcementOf = (cte: string) => `announced as materialized (
+       select pg_notify('${deliveryChannel}', json_agg(s.notification_id order by s.notification_id)::text)
+         from (select notification_id, (row_number() over (order by notification_id) - 1) / ${announceChunk} as chunk
+                 from (select distinct notification_id from ${cte} where platform = 'stream') x) s
+        group by s.chunk
+     )`;
+
+/**
  * Fans out up to `limit` queued notifications: one delivery per enabled, signed-in device of
  * the owning account whose topic filter admits the topic. Returns the ids fanned out and how
  * many push (non-stream) deliveries were created.
@@ -38,12 +65,7 @@ export async function fanOut(db: Db, limit: number): Promise<{ ids: string[]; pu
        select t.id, d.id, d.platform, now()
          from targets t
          join device d on d.account_id = t.account_id
-        where d.signed_out_at is null and d.enabled
-          and (d.platform = 'stream' or d.token_box is not null)
-          and (cardinality(d.topics) = 0
-               or t.topic = any(d.topics)
-               or t.project || '/' || t.topic = any(d.topics)
-               or t.project || '/*' = any(d.topics))
+        where ${reaches("d", "t.topic", "t.project")}
        on conflict do nothing
        returning notification_id, platform
      ), upd as (
@@ -52,17 +74,12 @@ export async function fanOut(db: Db, limit: number): Promise<{ ids: string[]; pu
            else 'no_devices' end
          from claimed c where n.id = c.id
        returning n.id
-     ), announced as materialized (
-       select pg_notify(?, json_agg(s.notification_id order by s.notification_id)::text)
-         from (select notification_id, (row_number() over (order by notification_id) - 1) / ? as chunk
-                 from (select distinct notification_id from ins where platform = 'stream') x) s
-        group by s.chunk
-     ), ${feedNewsOf("claimed")}
+     ), ${announcementOf("ins")}, ${feedNewsOf("claimed")}
      select upd.id, (select count(*) from ins where ins.platform <> 'stream') as pushes,
             (select count(*) from announced) as announcements,
             (select count(*) from fed) as fed
        from upd`,
-    [limit, deliveryChannel, announceChunk],
+    [limit],
   );
   return { ids: rows.map((r) => r.id), pushes: Number(rows[0]?.pushes ?? 0) };
 }

@@ -20,6 +20,8 @@ import type { NotificationRecord } from "../../domain/notification.ts";
 import { isDatabaseUnavailable } from "../errors.ts";
 import type { Orm } from "../orm.ts";
 import { notificationColumns, notificationColumnsOf, recordsetColumns } from "./codec.ts";
+import { announcementOf, reaches } from "./fan-out.ts";
+import { feedNewsOf } from "./feed-news.ts";
 import { claimRecord, keyLock } from "./idempotency-claim.ts";
 import {
   type IdempotencyClaim,
@@ -27,6 +29,15 @@ import {
   type PublishResult,
   publish as publishAlone,
 } from "./publish.ts";
+
+/** What the statement says of each publish of the batch. */
+interface Row {
+  i: number;
+  got: boolean;
+  inserted: boolean;
+  /** Its fan-out, or push deliveries it made, wait for a worker. */
+  for_worker: boolean;
+}
 
 interface Pending {
   n: NotificationRecord;
@@ -40,9 +51,18 @@ export interface GroupCommitOptions {
   slots: number;
   /** Most publishes in one batch. */
   maxBatch: number;
+  /**
+   * Most devices a publish may reach to be fanned out in its own commit (0: none is, every
+   * publish is left to the workers' fan-out); a batch fans out at most `batchShare` times as
+   * many deliveries.
+   */
+  fanOutAtCommit: number;
   /** Told each batch's size, for metrics. */
   onBatch?: (size: number) => void;
 }
+
+/** A batch's deliveries made at commit, in publishes' worth of `fanOutAtCommit`. */
+const batchShare = 20;
 
 /**
  * How long a batch waits for a row lock (its own statement's setting). Herald's own holders of a
@@ -52,10 +72,19 @@ export interface GroupCommitOptions {
 const batchLockTimeoutMs = 100;
 
 /*
- * One statement: lock, claim and insert for every publish of the batch. Sent through pg itself,
- * as a named prepared statement with its one parameter bound: each connection parses and plans
- * it once, and the batch's JSON is neither escaped nor inlined into the text (MikroORM's
+ * One statement: lock, claim, insert and fan out every publish of the batch. Sent through pg
+ * itself, as a named prepared statement with its parameters bound: each connection parses and
+ * plans it once, and the batch's JSON is neither escaped nor inlined into the text (MikroORM's
  * `execute` formats parameters into the SQL client-side: profiled at 2 % of a publish's CPU).
+ *
+ * The fan-out at commit: a queued publish that reaches at most $2 devices (the fan-out's rule,
+ * fan-out.ts) gets its deliveries in this same statement, up to $3 deliveries for the batch, and
+ * is committed `delivering` (or `no_devices`, reaching none) instead of `queued`; the streams of
+ * every process hear of it at this commit (NOTIFY), and consoles' feeds too. One that reaches
+ * more, or past the batch's share, is committed `queued` for the workers' fan-out, as every
+ * publish was before: a big account's fan-out never lengthens the other publishes' commit by
+ * more than $3 rows. Each publish saves the fan-out's second write of its row (a non-HOT update,
+ * and its lock) and its statement: measured in BENCHMARKS.md (issue 24).
  */
 const batchStatement = `
   with wait as materialized (
@@ -72,14 +101,43 @@ const batchStatement = `
       from locked l where l.key is not null and l.got`,
     "notification_id",
   )}
+  ), reach as materialized (
+    select l.i, d.id as device_id, d.platform
+      from locked l
+      join project p on p.id = l.project_id
+      join device d on d.account_id = p.account_id
+     where $2::int > 0 and l.got and l.status = 'queued' and ${reaches("d", "l.topic", "p.name")}
+  ), at_commit as materialized (
+    select s.i from (
+      select r.i, sum(count(*)) over (order by r.i) as upto
+        from reach r group by r.i having count(*) <= $2::int
+    ) s where s.upto <= $3::int
   ), ins as (
     insert into notification (${notificationColumns})
-    select ${notificationColumnsOf("l")}
+    select ${notificationColumnsOf("l", {
+      status: `case when l.status <> 'queued' or $2::int = 0 then l.status
+                    when l.i in (select i from at_commit) then 'delivering'
+                    when l.i in (select i from reach) then 'queued'
+                    else 'no_devices' end`,
+    })}
       from locked l
      where l.got and (l.key is null or l.id in (select notification_id from claim))
-    returning id
-  )
-  select l.i, l.got, l.id in (select id from ins) as inserted from locked l`;
+    returning id, status, project_id
+  ), dlv as (
+    insert into delivery (notification_id, device_id, platform, next_attempt_at)
+    select ins.id, r.device_id, r.platform, now()
+      from ins join locked l on l.id = ins.id join reach r on r.i = l.i
+     where ins.status = 'delivering'
+    returning notification_id, platform
+  ), pushes as (
+    select notification_id, count(*) as n from dlv where platform <> 'stream' group by 1
+  ), fanned as (
+    select project_id from ins where status in ('delivering', 'no_devices')
+  ), ${announcementOf("dlv")}, ${feedNewsOf("fanned")}
+  select l.i, l.got, ins.id is not null as inserted,
+         ins.status = 'queued' or coalesce(p.n, 0) > 0 as for_worker,
+         (select count(*) from announced) as announcements, (select count(*) from fed) as fed
+    from locked l left join ins on ins.id = l.id left join pushes p on p.notification_id = l.id`;
 
 export class GroupCommitter {
   readonly #orm: Orm;
@@ -128,13 +186,17 @@ export class GroupCommitter {
   }
 
   async #commit(batch: Pending[]): Promise<void> {
-    let rows: { i: number; got: boolean; inserted: boolean }[];
+    let rows: Row[];
     try {
       const pool = await this.#orm.em.getConnection().getNativeClient();
-      const res = await pool.query<{ i: number; got: boolean; inserted: boolean }>({
+      const res = await pool.query<Row>({
         name: "herald_group_commit",
         text: batchStatement,
-        values: [JSON.stringify(batch.map(input))],
+        values: [
+          JSON.stringify(batch.map(input)),
+          this.#o.fanOutAtCommit,
+          this.#o.fanOutAtCommit * batchShare,
+        ],
       });
       rows = res.rows;
     } catch (err) {
@@ -147,7 +209,7 @@ export class GroupCommitter {
     await Promise.all(
       rows.map(async (r) => {
         const p = batch[r.i] as Pending;
-        if (r.inserted) return p.resolve({ kind: "created" });
+        if (r.inserted) return p.resolve({ kind: "created", forWorker: r.for_worker });
         // Its key's holder has not committed (wait for it), or the key is taken: say by whom.
         if (!r.got || !p.claim) return this.#alone(p);
         try {

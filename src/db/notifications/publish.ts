@@ -25,7 +25,8 @@ export interface IdempotencyClaim {
 }
 
 export type PublishResult =
-  | { kind: "created" }
+  /** `forWorker`: its fan-out, or push deliveries its commit made, wait for a worker. */
+  | { kind: "created"; forWorker: boolean }
   | { kind: "replay"; response: Buffer }
   | { kind: "mismatch" }
   /** Another request holding the key did not commit within the wait. */
@@ -70,7 +71,7 @@ export async function publish(
 ): Promise<PublishResult> {
   if (!claim) {
     await orm.em.getConnection().execute(insertNotification, notificationValues(n), "run");
-    return { kind: "created" };
+    return { kind: "created", forWorker: true };
   }
   // Two rounds at most: the record we collided with can expire and be purged in between.
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -79,7 +80,7 @@ export async function publish(
       throw err;
     });
     if (inserted === "busy") return { kind: "busy" };
-    if (inserted) return { kind: "created" };
+    if (inserted) return { kind: "created", forWorker: true };
     const earlier = await lookupClaim(
       orm.em.getConnection(),
       n.project_id,
