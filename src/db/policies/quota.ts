@@ -132,6 +132,12 @@ export class QuotaLedger {
   }
 }
 
+/** The month's key (its first day, `2026-11-01`), kept for the month it was last asked for. */
+let lastMonth = { index: -1, key: "" };
 function monthKey(now: Date): string {
-  return monthOf(now).start.toISOString().slice(0, 10);
+  const index = now.getUTCFullYear() * 12 + now.getUTCMonth();
+  if (index !== lastMonth.index) {
+    lastMonth = { index, key: monthOf(now).start.toISOString().slice(0, 10) };
+  }
+  return lastMonth.key;
 }

@@ -18,7 +18,6 @@ import {
   Code,
   ConnectError,
   type ConnectRouter,
-  createHandlerContext,
   createMethodImplSpec,
   createServiceImplSpec,
 } from "@connectrpc/connect";
@@ -57,7 +56,11 @@ import {
 } from "@connectrpc/connect/protocol-grpc";
 import { createHandlerFactory as grpcWebFactory } from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded } from "../context.ts";
+import { type UnaryContext, unaryContext } from "../handler-context.ts";
 import { WholeBody } from "./whole-body.ts";
+
+/** The shutdown of a router made without one (tests): never. */
+const neverShutDown = new AbortController().signal;
 
 type Factory = ReturnType<typeof grpcFactory>;
 type Spec = Parameters<Factory>[0];
@@ -94,13 +97,13 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
     if (type === undefined) return uResponseUnsupportedMediaType;
     if (req.method !== "POST") return uResponseMethodNotAllowed;
     const timeout = parseTimeout(req.header.get(headerTimeout), opt.maxTimeoutMs);
-    const context = createHandlerContext({
-      ...spec,
+    const context = unaryContext({
       service: spec.method.parent,
+      method: spec.method,
       requestMethod: req.method,
       protocolName: "grpc",
       timeoutMs: timeout.timeoutMs,
-      shutdownSignal: opt.shutdownSignal,
+      shutdownSignal: opt.shutdownSignal ?? neverShutDown,
       requestSignal: req.signal,
       requestHeader: req.header,
       url: req.url,
@@ -144,7 +147,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
 }
 
 /** The status of a failed call, in its trailers, as Connect's gRPC handler sets it. */
-function failed(context: ReturnType<typeof createHandlerContext>, e: unknown): void {
+function failed(context: UnaryContext, e: unknown): void {
   const error =
     e instanceof ConnectError
       ? e

@@ -18,13 +18,7 @@ import {
   type JsonObject,
   type Message,
 } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ContextValues,
-  createHandlerContext,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { http } from "../../../gen/google/api/annotations_pb.ts";
@@ -32,6 +26,7 @@ import type { FieldViolation } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
 import { callEnded, restDecodeKey, webHeaders } from "../context.ts";
 import type { UnarySpec } from "../grpc/unary.ts";
+import { unaryContext } from "../handler-context.ts";
 import { problemFor } from "../problem.ts";
 import { type Binding, bindingsOf } from "./bindings.ts";
 import { bodyField, decodeLeniently, parseBody } from "./decode.ts";
@@ -192,17 +187,15 @@ export async function callUnary(
   signal: AbortSignal,
   o: UnaryCallOptions,
 ): Promise<{ output: Message; header: Headers }> {
-  const context = createHandlerContext({
-    ...spec,
+  const context = unaryContext({
     service: spec.method.parent,
+    method: spec.method,
     requestMethod: "POST",
     protocolName: "rest",
-    timeoutMs: undefined,
     shutdownSignal: o.shutdownSignal,
     requestSignal: signal,
     requestHeader: o.requestHeader,
     url: `http://localhost/${spec.method.parent.typeName}/${spec.method.name}`,
-    responseHeader: {},
     contextValues: o.contextValues,
   });
   try {

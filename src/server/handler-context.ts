@@ -1,0 +1,101 @@
+/**
+ * A unary call's context (Connect's `HandlerContext`), for the two paths that invoke an
+ * implementation themselves: the REST shim (and the hooks that publish through it) and the
+ * gRPC unary handler. Connect's `createHandlerContext` makes, per call, two AbortControllers
+ * linked by listeners on four signals (a deadline's, the request's, the server's shutdown and
+ * its own), a copy of the request's Headers, and at the end an abort that runs through all of
+ * them (profiled: ~4 % of a publish's CPU). Here a call has one AbortController, aborted by the
+ * request's signal (the client went away), its deadline, the server's shutdown (one listener
+ * for every call under way) or the call's end; the request's Headers are the call's own.
+ * What a handler sees is Connect's contract, unchanged.
+ */
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createContextValues,
+  type HandlerContext,
+} from "@connectrpc/connect";
+
+export interface UnaryContext extends HandlerContext {
+  /** Ends the call's signal with `reason` (the call is over, or failed). */
+  abort(reason?: unknown): void;
+}
+
+export interface UnaryContextInit {
+  service: DescService;
+  method: DescMethod;
+  protocolName: string;
+  requestMethod: string;
+  url: string;
+  timeoutMs?: number;
+  shutdownSignal: AbortSignal;
+  requestSignal?: AbortSignal;
+  /** The call's own request headers (not copied: nothing else holds them). */
+  requestHeader: Headers;
+  responseHeader?: Record<string, string>;
+  responseTrailer?: Record<string, string>;
+  contextValues?: ContextValues;
+}
+
+/** The calls under way per shutdown signal: one listener aborts them all. */
+const live = new WeakMap<AbortSignal, Set<AbortController>>();
+
+function callsOf(shutdown: AbortSignal): Set<AbortController> {
+  let calls = live.get(shutdown);
+  if (calls === undefined) {
+    const set = new Set<AbortController>();
+    calls = set;
+    live.set(shutdown, set);
+    shutdown.addEventListener(
+      "abort",
+      () => {
+        for (const c of set) c.abort(shutdown.reason);
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  return calls;
+}
+
+const timedOut = () => new ConnectError("the operation timed out", Code.DeadlineExceeded);
+
+export function unaryContext(init: UnaryContextInit): UnaryContext {
+  const controller = new AbortController();
+  const calls = callsOf(init.shutdownSignal);
+  let timer: NodeJS.Timeout | undefined;
+  const end = (reason: unknown) => {
+    if (timer !== undefined) clearTimeout(timer);
+    calls.delete(controller);
+    init.requestSignal?.removeEventListener("abort", onRequestAbort);
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  function onRequestAbort() {
+    end(init.requestSignal?.reason);
+  }
+  const deadline = init.timeoutMs === undefined ? undefined : Date.now() + init.timeoutMs;
+  if (init.shutdownSignal.aborted) controller.abort(init.shutdownSignal.reason);
+  else if (init.requestSignal?.aborted) controller.abort(init.requestSignal.reason);
+  else if (init.timeoutMs !== undefined && init.timeoutMs <= 0) controller.abort(timedOut());
+  else {
+    calls.add(controller);
+    init.requestSignal?.addEventListener("abort", onRequestAbort);
+    if (init.timeoutMs !== undefined) timer = setTimeout(() => end(timedOut()), init.timeoutMs);
+  }
+  return {
+    service: init.service,
+    method: init.method,
+    protocolName: init.protocolName,
+    requestMethod: init.requestMethod,
+    url: init.url,
+    signal: controller.signal,
+    timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
+    requestHeader: init.requestHeader,
+    responseHeader: new Headers(init.responseHeader),
+    responseTrailer: new Headers(init.responseTrailer),
+    values: init.contextValues ?? createContextValues(),
+    abort: end,
+  };
+}
