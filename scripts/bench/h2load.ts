@@ -2,7 +2,8 @@
  * gRPC (h2c) and REST (HTTP/1.1) at full speed, both driven by h2load (nghttp2), a C load
  * generator, so that neither protocol's number carries a Node client's cost.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { writeBodies } from "./bodies.ts";
 import { secs, work } from "./context.ts";
 import { auth, url } from "./infrastructure.ts";
@@ -29,16 +30,20 @@ const bodies = () => {
 
 /**
  * Publishes at full speed for `seconds`: gRPC with 10 connections × 10 streams, REST over
- * HTTP/1.1 with 50 connections.
+ * HTTP/1.1 with 50 connections. Asynchronous, so that the benchmark can sample meanwhile.
  */
-export function h2load(target: Target, protocol: "grpc" | "rest", seconds: number): H2loadResult {
+export async function h2load(
+  target: Target,
+  protocol: "grpc" | "rest",
+  seconds: number,
+): Promise<H2loadResult> {
   const b = bodies();
   const args =
     protocol === "grpc"
       ? ["-c", "10", "-m", "10", "-d", b.grpc, "-H", "content-type: application/grpc"]
       : ["--h1", "-c", "50", "-m", "1", "-d", b.rest, "-H", "content-type: application/json"];
   const path = protocol === "grpc" ? "/herald.v1.NotifyService/Notify" : "/v1/notify";
-  const out = execFileSync(
+  const { stdout: out } = await promisify(execFile)(
     "h2load",
     [
       "-D",
@@ -63,7 +68,7 @@ export function h2load(target: Target, protocol: "grpc" | "rest", seconds: numbe
 }
 
 /** Both protocols' maximum against the benchmark's server; optional, so the row says how. */
-export function h2loadMax(): { result: string; data: unknown } {
+export async function h2loadMax(): Promise<{ result: string; data: unknown }> {
   if (!h2loadInstalled()) {
     return {
       result: "skipped: h2load is not installed (apt-get install nghttp2-client)",
@@ -71,8 +76,8 @@ export function h2loadMax(): { result: string; data: unknown } {
     };
   }
   const target = { url, authorization: auth.authorization };
-  const grpc = h2load(target, "grpc", secs(10));
-  const rest = h2load(target, "rest", secs(10));
+  const grpc = await h2load(target, "grpc", secs(10));
+  const rest = await h2load(target, "rest", secs(10));
   return {
     result: `gRPC ${grpc.perSecond}/s (mean ${grpc.meanLatency}, errors ${grpc.errors}), REST ${rest.perSecond}/s (mean ${rest.meanLatency}, errors ${rest.errors})`,
     data: { grpc, rest },

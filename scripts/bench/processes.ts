@@ -1,21 +1,20 @@
 /**
- * Scenario 6 of `npm run bench`: the REST maximum of `npm start` itself (the build, as
+ * Scenario 6 of `npm run bench`: the REST and gRPC maximum of `npm start` itself (the build, as
  * scripts/run.mjs starts it) with 1 and with 2 serving processes, their memory idle and at
- * that load, the time a replacement takes to serve, each on a fresh database of the benchmark's PostgreSQL, and the
- * group commit's batch sizes seen under that load (from the processes' own /metrics).
+ * that load, the time a replacement takes to serve, each on a fresh database of the
+ * benchmark's PostgreSQL, and the group commit's batch sizes seen under that load (from the
+ * processes' own /metrics).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
-import autocannon from "autocannon";
 import { createDatabaseIfMissing, freePort } from "../../src/db/embedded/server.ts";
-import { benchNotification, sampleOf, unlimited } from "./context.ts";
+import { sampleOf, unlimited } from "./context.ts";
+import { type H2loadResult, h2load } from "./h2load.ts";
 
 export interface ProcessesResult {
   processes: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  errors: number;
+  rest: H2loadResult;
+  grpc: H2loadResult;
   /** Batches by size bucket (`le`), summed over what the scrapes saw. */
   batches: Record<string, number>;
   meanBatch: number;
@@ -139,7 +138,11 @@ async function idleAndReplacement(child: ChildProcess, out: () => string) {
   return { idleRssMb, replacementMs };
 }
 
-export async function restMaxWithProcesses(
+/**
+ * `npm start` with `processes` serving processes at full speed, by h2load (a C client, as the
+ * yardstick is): REST over HTTP/1.1, then gRPC over h2c, each for `seconds` after a warm-up.
+ */
+export async function maxWithProcesses(
   root: string,
   pgServerUrl: string,
   processes: number,
@@ -148,25 +151,18 @@ export async function restMaxWithProcesses(
 ): Promise<ProcessesResult> {
   const { child, url, key, out } = await startServer(root, pgServerUrl, processes, dataDir);
   const { idleRssMb, replacementMs } = await idleAndReplacement(child, out);
-  const run = (s: number) =>
-    autocannon({
-      url: `${url}/v1/notify`,
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify(benchNotification),
-      connections: 50,
-      duration: s,
-    });
-  await run(Math.min(3, seconds));
+  const target = { url, authorization: `Bearer ${key}` };
+  await h2load(target, "rest", Math.min(3, seconds));
   const before = await batchBuckets(url, processes);
   let peakRssMb = 0;
   const sampler = setInterval(() => {
     peakRssMb = Math.max(peakRssMb, rssMb(child.pid as number));
   }, 500);
-  const r = await run(seconds);
+  const rest = await h2load(target, "rest", seconds);
+  const after = await batchBuckets(url, processes);
+  const grpc = await h2load(target, "grpc", seconds);
   clearInterval(sampler);
   peakRssMb = Math.max(peakRssMb, rssMb(child.pid as number));
-  const after = await batchBuckets(url, processes);
   child.kill("SIGTERM");
   await new Promise((resolve) => child.once("exit", resolve));
   const batches: Record<string, number> = {};
@@ -176,10 +172,8 @@ export async function restMaxWithProcesses(
   const count = after.count - before.count;
   return {
     processes,
-    perSecond: Math.round(r.requests.average),
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.non2xx + r.errors,
+    rest,
+    grpc,
     batches,
     meanBatch: count > 0 ? Math.round(((after.sum - before.sum) / count) * 10) / 10 : 0,
     peakRssMb,

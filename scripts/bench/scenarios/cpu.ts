@@ -40,10 +40,10 @@ async function measure(protocol: "rest" | "grpc", profile: boolean): Promise<Cpu
   try {
     const serving = childPids(server.child.pid as number)[0] as number;
     const target = { url: server.url, authorization: `Bearer ${server.key}` };
-    h2load(target, protocol, Math.min(3, secs(3))); // warm-up
+    await h2load(target, protocol, Math.min(3, secs(3))); // warm-up
     const [rows0, t0] = [await count(), performance.now()];
     const cpu = cpuMeter(serving);
-    const run = h2load(target, protocol, secs(10));
+    const run = await h2load(target, protocol, secs(10));
     const cpuUsed = cpu.seconds();
     const committed = (await count()) - rows0;
     return {

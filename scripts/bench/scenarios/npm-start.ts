@@ -1,20 +1,27 @@
-/** Scenario 6: `npm start` itself with 1 and 2 serving processes, and group commit's batch sizes. */
+/**
+ * Scenario 6: `npm start` itself with 1 and 2 serving processes, each driven by h2load over REST
+ * and gRPC (the issue's measure: a C client, as the yardstick's), and group commit's batch sizes.
+ */
 import { join } from "node:path";
 import { log, record, root, secs, work } from "../context.ts";
 import { pgServerUrl } from "../infrastructure.ts";
-import { restMaxWithProcesses } from "../processes.ts";
+import { processCount } from "../../../src/config-parse.ts";
+import type { H2loadResult } from "../h2load.ts";
+import { maxWithProcesses } from "../processes.ts";
 
 export async function npmStart(commitRate: number): Promise<void> {
   // --- 6. npm start with 1 and 2 processes, and group commit's batch sizes ------------------
-  log("6. npm start itself: REST maximum with 1 and 2 serving processes");
+  log("6. npm start itself: REST and gRPC maximum (h2load) with 1 and 2 serving processes");
+  const byDefault = processCount({});
   for (const n of [1, 2]) {
-    const r = await restMaxWithProcesses(root, pgServerUrl, n, secs(10), join(work, `data-p${n}`));
-    const share = Number.isNaN(commitRate)
-      ? ""
-      : `; ${(r.perSecond / commitRate).toFixed(2)}× the yardstick (pgbench)`;
+    const r = await maxWithProcesses(root, pgServerUrl, n, secs(10), join(work, `data-p${n}`));
+    const ratio = (perSecond: number) =>
+      Number.isNaN(commitRate) ? "" : `, ${(perSecond / commitRate).toFixed(2)}× the yardstick`;
+    const each = (name: string, h: H2loadResult) =>
+      `${name} ${h.perSecond}/s (mean ${h.meanLatency}, errors ${h.errors}${ratio(h.perSecond)})`;
     record(
-      `REST publish, maximum, npm start with ${n} process${n > 1 ? "es" : ""}`,
-      `${r.perSecond}/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}${share}; memory of all its processes at that load: ${r.peakRssMb} MB; idle: supervisor ${r.idleRssMb.supervisor} MB, serving ${r.idleRssMb.serving.join(" + ")} MB; a killed serving process replaced and listening in ${r.replacementMs} ms`,
+      `Publish maximum, npm start with ${n} process${n > 1 ? "es" : ""}${n === byDefault ? " (the default here)" : ""}, h2load`,
+      `${each("REST", r.rest)}; ${each("gRPC", r.grpc)}; memory of all its processes at that load: ${r.peakRssMb} MB; idle: supervisor ${r.idleRssMb.supervisor} MB, serving ${r.idleRssMb.serving.join(" + ")} MB; a killed serving process replaced and listening in ${r.replacementMs} ms`,
       r,
     );
     const total = r.batches["+Inf"] ?? 0;

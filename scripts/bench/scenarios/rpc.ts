@@ -38,6 +38,6 @@ export async function rpcPublish(): Promise<void> {
   raw.close();
   // The generated client costs CPU on the cores the server uses, more than autocannon does.
   // To compare the server's gRPC and REST paths alone, one C load generator drives both.
-  const h2 = h2loadMax();
+  const h2 = await h2loadMax();
   record("gRPC vs REST, maximum, both driven by h2load", h2.result, h2.data);
 }
