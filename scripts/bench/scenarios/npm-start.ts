@@ -3,10 +3,10 @@
  * and gRPC (the issue's measure: a C client, as the yardstick's), and group commit's batch sizes.
  */
 import { join } from "node:path";
-import { log, record, root, secs, work } from "../context.ts";
-import { pgServerUrl } from "../infrastructure.ts";
 import { processCount } from "../../../src/config-parse.ts";
+import { log, record, root, secs, work } from "../context.ts";
 import type { H2loadResult } from "../h2load.ts";
+import { pgServerUrl } from "../infrastructure.ts";
 import { maxWithProcesses } from "../processes.ts";
 
 export async function npmStart(commitRate: number): Promise<void> {
