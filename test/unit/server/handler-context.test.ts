@@ -1,7 +1,8 @@
 /**
  * A unary call's context (server/handler-context.ts): its one signal ends when the server shuts
  * down, the client goes away, the deadline passes or the call ends, whichever is first, with
- * that reason; an ended call is no longer the shutdown's to abort.
+ * that reason, whether the signal was asked for before (a long poll holds it) or only after (it
+ * is made when first asked for); an ended call is no longer the shutdown's to abort.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
@@ -29,16 +30,22 @@ describe("a unary call's context", () => {
   it("ends every call under way when the server shuts down, with the shutdown's reason", () => {
     const shutdown = new AbortController();
     const calls = [context({ shutdown }), context({ shutdown }), context({ shutdown })];
+    // The first two hold their signals (a long poll does); the third never asked for its own.
+    const held = [calls[0]?.signal, calls[1]?.signal];
     calls[1]?.abort(callEnded);
     shutdown.abort("going down");
-    expect(calls.map((c) => c.signal.reason)).toEqual(["going down", callEnded, "going down"]);
+    expect(held.map((s) => s?.reason)).toEqual(["going down", callEnded]);
+    expect(calls[2]?.signal.reason).toBe("going down");
   });
 
   it("ends a call whose client went away, and only that one", () => {
     const request = new AbortController();
     const gone = context({ request });
+    const asked = context({ request });
+    const held = asked.signal;
     const other = context({});
     request.abort("client gone");
+    expect(held.reason).toBe("client gone");
     expect(gone.signal.reason).toBe("client gone");
     expect(other.signal.aborted).toBe(false);
   });
@@ -57,10 +64,15 @@ describe("a unary call's context", () => {
     const shutdown = new AbortController();
     const request = new AbortController();
     const c = context({ shutdown, request, timeoutMs: 10_000 });
+    const held = c.signal;
+    const never = context({ shutdown, request, timeoutMs: 10_000 });
     c.abort(callEnded);
+    never.abort(callEnded);
     request.abort("late");
     shutdown.abort("later");
-    expect(c.signal.reason).toBe(callEnded);
+    expect(held.reason).toBe(callEnded);
+    // One that ended before anything asked for its signal gets it ended, for the same reason.
+    expect(never.signal.reason).toBe(callEnded);
   });
 
   it("starts ended when the server is already shutting down or the client already left", () => {
