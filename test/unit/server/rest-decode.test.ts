@@ -1,0 +1,56 @@
+/**
+ * The REST shim's field-by-field decoding (server/rest/decode.ts): a body that decodes whole is
+ * taken whole; one that does not names every field it cannot take, in the body's order, and
+ * keeps the others.
+ */
+import { describe, expect, it } from "vitest";
+import { NotifyRequestSchema } from "../../../gen/herald/v1/notify_service_pb.ts";
+import type { FieldViolation } from "../../../src/errors.ts";
+import { decodeLeniently } from "../../../src/server/rest/decode.ts";
+
+const decode = (json: Record<string, unknown>, strict = true) => {
+  const violations: FieldViolation[] = [];
+  const accepted = decodeLeniently(NotifyRequestSchema, json, strict, violations);
+  return { accepted, violations };
+};
+
+describe("decoding a REST body field by field", () => {
+  it("takes a body that decodes whole, by proto or JSON names", () => {
+    expect(decode({ title: "t", priority: "high", ttl_seconds: 60, replaceKey: "k" })).toEqual({
+      accepted: { title: "t", priority: "high", ttlSeconds: 60, replaceKey: "k" },
+      violations: [],
+    });
+  });
+
+  it("names every field it cannot take, and keeps the others", () => {
+    const { accepted, violations } = decode({
+      title: 5,
+      message: "kept",
+      require_ack: "yes",
+      ttl_seconds: "60",
+      colour: "red",
+      metadata: [1],
+    });
+    expect(accepted).toEqual({ message: "kept" });
+    expect(violations).toEqual([
+      { field: "title", message: "must be a string" },
+      { field: "require_ack", message: "must be a boolean" },
+      { field: "ttl_seconds", message: "must be an integer" },
+      { field: "colour", message: "is not a field of this request" },
+      { field: "metadata", message: "must be a JSON object" },
+    ]);
+  });
+
+  it("refuses a field given under both of its names", () => {
+    expect(decode({ replace_key: "a", replaceKey: "b" }).violations).toEqual([
+      { field: "replace_key", message: "is given twice" },
+    ]);
+  });
+
+  it("takes numbers as strings where proto JSON does, unless strict (a body)", () => {
+    expect(decode({ ttl_seconds: "60" }, false)).toEqual({
+      accepted: { ttlSeconds: "60" },
+      violations: [],
+    });
+  });
+});
