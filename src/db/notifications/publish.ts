@@ -1,5 +1,7 @@
 /**
- * The publish statement: the notification row (status `queued`, the fan-out's work item) and,
+ * The publish statement of one publish at a time (HERALD_GROUP_COMMIT=0, a key another request
+ * holds, a batch retried one by one): the notification row (status `queued`, the workers'
+ * fan-out's work item; group-commit.ts fans small publishes out in their own commit) and,
  * with an Idempotency-Key, its claim, in one statement and one commit. A 202 is sent only after
  * that commit, and a crash at any point leaves both or neither. Raw SQL: the claim and the
  * insert are one `INSERT … ON CONFLICT` feeding an `INSERT … WHERE EXISTS`.
