@@ -1,9 +1,9 @@
 /**
  * The delivery worker of one server process: fans out queued notifications (those their
  * publish's commit did not: group-commit.ts), then sends due pushes through the platform's
- * sender and records each outcome. Several processes may run workers on one database: claims use FOR UPDATE SKIP LOCKED and leases, so each delivery is
- * worked by one worker at a time, and a lease left by a dead worker expires after the lease
- * (HERALD_DELIVERY_LEASE_SECONDS, 30 s).
+ * sender and records each outcome. Several processes may run workers on one database: claims
+ * use FOR UPDATE SKIP LOCKED and leases, so each delivery is worked by one worker at a time, and
+ * a lease left by a dead worker expires after the lease (HERALD_DELIVERY_LEASE_SECONDS, 30 s).
  *
  * Sends are not awaited by the round that claimed them: a slow push service (or one device's
  * slow endpoint) must not hold up the fan-out of the next notification, live streams, or pushes
@@ -65,6 +65,7 @@ export class DeliveryWorker {
   #lastAnalyze = Number.NEGATIVE_INFINITY;
   /** An account's sends in flight fell to half its share: claim for it again now. */
   #roomFreed = false;
+  /** Pushes were made outside this worker's fan-out (wake): claim in the next round. */
   #pushesDue = false;
   readonly #inFlight = new Set<Promise<void>>();
   /** Sends in flight per account (the claim gives an account no more than its share). */

@@ -67,6 +67,8 @@ export function unaryContext(init: UnaryContextInit): UnaryContext {
   const { shutdownSignal: shutdown, requestSignal: request, timeoutMs } = init;
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   let controller: AbortController | undefined;
+  /** The calls under way with this shutdown, once this one has a controller among them. */
+  let calls: Set<AbortController> | undefined;
   let ended: { reason: unknown } | undefined;
   let timer: NodeJS.Timeout | undefined;
   const end = (reason: unknown) => {
@@ -74,7 +76,7 @@ export function unaryContext(init: UnaryContextInit): UnaryContext {
     ended = { reason };
     if (controller === undefined) return;
     if (timer !== undefined) clearTimeout(timer);
-    callsOf(shutdown).delete(controller);
+    calls?.delete(controller);
     request?.removeEventListener("abort", onRequestAbort);
     if (!controller.signal.aborted) controller.abort(reason);
   };
@@ -93,7 +95,8 @@ export function unaryContext(init: UnaryContextInit): UnaryContext {
     else if (request?.aborted) end(request.reason);
     else if (left !== undefined && left <= 0) end(timedOut());
     else {
-      callsOf(shutdown).add(c);
+      calls = callsOf(shutdown);
+      calls.add(c);
       request?.addEventListener("abort", onRequestAbort);
       if (left !== undefined) timer = setTimeout(() => end(timedOut()), left);
     }

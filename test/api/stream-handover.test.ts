@@ -15,6 +15,7 @@ import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { sql } from "../helpers/db.ts";
 import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
 import { bearer, listen, signInStreamDevice } from "../helpers/streams.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // No worker on A or B, and no fan-out at commit: nothing is fanned out until a worker starts.
 const noWorker = { workerEnabled: false, streamKeepaliveMs: 300, fanOutAtCommit: 0 };
@@ -31,9 +32,9 @@ afterAll(async () => {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function deliveryStates(deviceId: string) {
+async function deliveryStates(deviceId: string, databaseUrl = a.databaseUrl) {
   return sql<{ title: string; state: string }>(
-    a.databaseUrl,
+    databaseUrl,
     `select n.title, d.state from delivery d join notification n on n.id = d.notification_id
       where d.device_id = $1 order by n.title`,
     [deviceId],
@@ -174,25 +175,14 @@ describe("a publish fanned out at its commit", () => {
       // Each device: its own process's publish in memory, the other's by the commit's NOTIFY.
       await sc.until(() => sc.titles.length >= 2);
       await sd.until(() => sd.titles.length >= 2);
-      const states = (id: string) =>
-        sql<{ title: string; state: string }>(
-          c.databaseUrl,
-          `select n.title, d.state from delivery d join notification n on n.id = d.notification_id
-            where d.device_id = $1 order by n.title`,
-          [id],
-        );
       const sent = [
         { title: "through C", state: "sent" },
         { title: "through D", state: "sent" },
       ];
       for (const dev of [onC, onD]) {
-        for (
-          let i = 0;
-          i < 100 && JSON.stringify(await states(dev.id)) !== JSON.stringify(sent);
-          i++
-        )
-          await pause(50);
-        expect(await states(dev.id)).toEqual(sent);
+        const states = () => deliveryStates(dev.id, c.databaseUrl);
+        await waitFor(async () => JSON.stringify(await states()) === JSON.stringify(sent));
+        expect(await states()).toEqual(sent);
       }
       await pause(300);
       expect([...sc.titles].sort()).toEqual(["through C", "through D"]);

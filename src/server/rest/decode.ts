@@ -93,12 +93,13 @@ export function decodeLeniently(
   const whole = decodes(schema, candidates);
   const accepted: JsonObject = whole ? candidates : {};
   for (const m of members) {
-    if (!("message" in m)) {
+    if ("message" in m) {
+      violations.push(m);
+    } else if (!whole) {
       const value = candidates[m.field.jsonName] as JsonValue;
-      if (whole) continue;
       if (decodes(schema, { [m.field.jsonName]: value })) accepted[m.field.jsonName] = value;
       else violations.push({ field: m.field.name, message: expected(m.field) });
-    } else violations.push(m);
+    }
   }
   return accepted;
 }
