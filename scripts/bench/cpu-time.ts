@@ -15,3 +15,17 @@ export function cpuMeter(pid: number) {
     share: () => (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000),
   };
 }
+
+/** The machine's busy CPU seconds so far, over all cores (/proc/stat: user, nice, system, irq, softirq). */
+function machineBusySeconds(): number {
+  const [, ...ticks] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
+    .trim()
+    .split(/\s+/);
+  return [0, 1, 2, 5, 6].reduce((sum, i) => sum + Number(ticks[i] ?? 0), 0) / 100;
+}
+
+/** Starts counting the whole machine's CPU; `cores()` says how many cores were busy since. */
+export function machineMeter() {
+  const [busy0, t0] = [machineBusySeconds(), performance.now()];
+  return { cores: () => (machineBusySeconds() - busy0) / ((performance.now() - t0) / 1000) };
+}

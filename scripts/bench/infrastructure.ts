@@ -115,6 +115,8 @@ export async function startPeer(): Promise<string> {
   peers.push(peer.proc);
   return peer.url;
 }
+/** Every server process's pid: the first, then its peers. */
+export const serverPids = (): number[] => [serverPid, ...peers.map((p) => p.pid as number)];
 export const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 export const auth = { authorization: `Bearer ${apiKey}` };
 
