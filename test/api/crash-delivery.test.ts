@@ -114,7 +114,7 @@ describe("a worker killed mid-batch", () => {
       senders: [
         unconfiguredSender("ios", "APNs is not configured"),
         unconfiguredSender("android", "FCM is not configured"),
-        createWebPushSender({ vapid, agent: fake.agent }),
+        createWebPushSender({ vapid, dispatcher: fake.dispatcher }),
       ],
       logger: false,
     });

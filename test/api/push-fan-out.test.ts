@@ -28,7 +28,7 @@ beforeAll(async () => {
       limits: { ...testLimits, pushInFlightPerAccount: perAccount },
       workerClock: { ...workerClock, idlePoll: 60_000, claimRetries: 60_000 },
     },
-    [createWebPushSender({ vapid, agent: browsers.agent })],
+    [createWebPushSender({ vapid, dispatcher: browsers.dispatcher })],
   );
 });
 afterAll(async () => {

@@ -14,7 +14,7 @@ const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com
 const senders = () => [
   unconfiguredSender("ios", "APNs is not configured"),
   unconfiguredSender("android", "FCM is not configured"),
-  createWebPushSender({ vapid, agent: fake.agent }),
+  createWebPushSender({ vapid, dispatcher: fake.dispatcher }),
 ];
 
 beforeAll(async () => {

@@ -5,8 +5,10 @@
  * scripted statuses.
  */
 import { createECDH, randomBytes, randomUUID } from "node:crypto";
-import { Agent, createServer } from "node:https";
+import { createServer } from "node:https";
 import ece from "http_ece";
+import type { Agent } from "undici";
+import { pushServiceDispatcher } from "../../src/delivery/senders/web-push.ts";
 import { p256FromRaw, verifyEs256 } from "./jwt.ts";
 import { testCertificate } from "./tls.ts";
 
@@ -22,7 +24,8 @@ export interface ReceivedPush {
 
 export interface FakeWebPush {
   origin: string;
-  agent: Agent;
+  /** Connections that trust the fake's certificate, for the Web Push sender. */
+  dispatcher: Agent;
   received: ReceivedPush[];
   /** A new browser subscription (keys generated like a browser does). */
   subscribe(): { id: string; endpoint: string; p256dh: string; auth: string };
@@ -110,9 +113,10 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   origin = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const dispatcher = pushServiceDispatcher({ ca: cert });
   return {
     origin,
-    agent: new Agent({ ca: cert, keepAlive: true }),
+    dispatcher,
     received,
     subscribe() {
       const id = randomUUID();
@@ -133,10 +137,12 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
     hold(ms) {
       holdMs = ms;
     },
-    close: () =>
-      new Promise<void>((r) => {
+    close: async () => {
+      await new Promise<void>((r) => {
         server.closeAllConnections();
         server.close(() => r());
-      }),
+      });
+      await dispatcher.destroy();
+    },
   };
 }

@@ -3,13 +3,13 @@
  * by web-push-request.ts, with TTL (remaining lifetime), Urgency (priority) and Topic (the
  * collapse id: a retried push replaces the first).
  */
-import type { Agent } from "node:https";
+import { Agent, type Dispatcher } from "undici";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { webPushUrgency } from "../../domain/priority.ts";
 import { publicOnlyLookup } from "./push-address.ts";
 import {
   type PushMessage,
-  providerAgent,
+  providerSocketsPerOrigin,
   retryAfterMs,
   type Sender,
   type SendResult,
@@ -31,7 +31,7 @@ export interface WebPushOptions {
    * Transport for the HTTPS requests (e.g. one that trusts a test CA). The default one connects
    * to public addresses only, unless `allowPrivate`.
    */
-  agent?: Agent;
+  dispatcher?: Dispatcher;
   allowPrivate?: boolean;
   timeoutMs?: number;
 }
@@ -66,8 +66,23 @@ export function webPushPayload(msg: PushMessage): string {
 /** A UUID as a Topic header: at most 32 characters of the URL-safe base64 alphabet. */
 export const collapseTopic = (id: string) => id.replaceAll("-", "");
 
+/**
+ * The connections to push services: kept alive between fan-outs (undici would close an idle one
+ * after 4 s), at most `providerSocketsPerOrigin` to one push service, HTTP/1.1. `connect`
+ * options reach tls.connect (a `lookup`, a test's `ca`).
+ */
+export function pushServiceDispatcher(connect: Agent.Options["connect"] = {}): Agent {
+  return new Agent({
+    connections: providerSocketsPerOrigin,
+    keepAliveTimeout: 60_000,
+    keepAliveMaxTimeout: 10 * 60_000,
+    connect,
+  });
+}
+
 export function createWebPushSender(opts: WebPushOptions): Sender {
-  const agent = opts.agent ?? providerAgent(opts.allowPrivate ? {} : { lookup: publicOnlyLookup });
+  const dispatcher =
+    opts.dispatcher ?? pushServiceDispatcher(opts.allowPrivate ? {} : { lookup: publicOnlyLookup });
   const authorization = vapidAuthorization(opts.vapid);
   return {
     platform: "web",
@@ -88,7 +103,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
           topic: msg.collapseId ?? collapseTopic(msg.notificationId),
           // Signed here, once an hour per push service.
           authorization: authorization(subscription.endpoint),
-          agent,
+          dispatcher,
           timeoutMs: opts.timeoutMs ?? 10_000,
         });
         return { kind: "ok" };
@@ -119,9 +134,9 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
         return { kind: "permanent", reason: `web push HTTP ${status}` };
       }
     },
-    // The caller's agent is the caller's to close; ours is closed here.
+    // The caller's dispatcher is the caller's to close; ours is closed here.
     close: async () => {
-      if (!opts.agent) agent.destroy();
+      if (!opts.dispatcher) await dispatcher.destroy();
     },
   };
 }
