@@ -217,43 +217,4 @@ describe("APNs", () => {
     ]);
     expect(row).toMatchObject({ enabled: true });
   });
-  it("multiplexes pushes over a few HTTP/2 connections, many streams at once", async () => {
-    const fake = await startFakeApns();
-    const sender = createApnsSender({
-      teamId: fake.teamId,
-      keyId: fake.keyId,
-      signingKey: fake.signingKey,
-      bundleId: "dev.herald.app",
-      sandbox: false,
-      endpoint: { origin: fake.origin, ca: fake.ca },
-    });
-    try {
-      const results = await Promise.all(
-        Array.from({ length: 300 }, (_, i) =>
-          sender.send(
-            {
-              notificationId: `0190c0de-0000-7000-8000-${i.toString().padStart(12, "0")}`,
-              topic: "t",
-              title: "many",
-              message: "",
-              priority: "normal",
-              click_url: null,
-              replace_key: null,
-              expiresAt: new Date(Date.now() + 60_000),
-              hasTtl: true,
-            },
-            i.toString(16).padStart(64, "a"),
-          ),
-        ),
-      );
-      expect(results.every((r) => r.kind === "ok")).toBe(true);
-      expect(fake.received).toHaveLength(300);
-      expect(fake.connections).toBeLessThanOrEqual(4);
-      // One request per connection at a time (apns2's own pool) could never exceed 4 here.
-      expect(fake.peakOpenStreams).toBeGreaterThan(4);
-    } finally {
-      await sender.close();
-      await fake.close();
-    }
-  });
 });

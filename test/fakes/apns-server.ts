@@ -37,11 +37,18 @@ export interface FakeApns {
   readonly peakOpenStreams: number;
   /** HTTP/2 connections opened so far. */
   readonly connections: number;
+  /** The most requests open at once on any one connection. */
+  readonly peakStreamsPerConnection: number;
+  /** Sends GOAWAY on every open connection (as APNs does when it rotates them). */
+  goAway(): void;
   script(token: string, answers: ScriptedAnswer[]): void;
   close(): Promise<void>;
 }
 
-export async function startFakeApns(): Promise<FakeApns> {
+/** `maxConcurrentStreams`: what the fake's SETTINGS allow on a connection (default: no limit). */
+export async function startFakeApns(
+  opts: { maxConcurrentStreams?: number } = {},
+): Promise<FakeApns> {
   const { cert, key } = await testCertificate();
   const pair = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const publicKey: KeyObject = pair.publicKey;
@@ -49,7 +56,15 @@ export async function startFakeApns(): Promise<FakeApns> {
   const keyId = "KEY1234567";
   const received: ReceivedApns[] = [];
   const scripts = new Map<string, ScriptedAnswer[]>();
-  const server = http2.createSecureServer({ cert, key });
+  const server = http2.createSecureServer({
+    cert,
+    key,
+    ...(opts.maxConcurrentStreams
+      ? { settings: { maxConcurrentStreams: opts.maxConcurrentStreams } }
+      : {}),
+  });
+  const openOn = new Map<http2.ServerHttp2Session, number>();
+  let peakStreamsPerConnection = 0;
   const sessions = new Set<http2.ServerHttp2Session>();
   let open = 0;
   let peakOpenStreams = 0;
@@ -62,7 +77,13 @@ export async function startFakeApns(): Promise<FakeApns> {
   server.on("stream", (stream, headers) => {
     open++;
     peakOpenStreams = Math.max(peakOpenStreams, open);
-    stream.once("close", () => open--);
+    const session = stream.session as http2.ServerHttp2Session;
+    openOn.set(session, (openOn.get(session) ?? 0) + 1);
+    peakStreamsPerConnection = Math.max(peakStreamsPerConnection, openOn.get(session) ?? 0);
+    stream.once("close", () => {
+      open--;
+      openOn.set(session, (openOn.get(session) ?? 1) - 1);
+    });
     const chunks: Buffer[] = [];
     stream.on("data", (c: Buffer) => chunks.push(c));
     stream.on("end", () => {
@@ -130,6 +151,12 @@ export async function startFakeApns(): Promise<FakeApns> {
     },
     get connections() {
       return connections;
+    },
+    get peakStreamsPerConnection() {
+      return peakStreamsPerConnection;
+    },
+    goAway() {
+      for (const s of sessions) s.goaway();
     },
     script(token, answers) {
       scripts.set(token, [...answers]);

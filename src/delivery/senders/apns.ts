@@ -5,9 +5,9 @@
  * key's tag, so that it replaces the earlier notification with the same key).
  */
 import { ApnsClient, ApnsError, Notification, SilentNotification } from "apns2";
-import { type Dispatcher, Pool } from "undici";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { apnsPriority } from "../../domain/priority.ts";
+import { H2Origin, type H2Request, type H2Response } from "./h2-origin.ts";
 import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
 
 /** The category of a notification with actions (a question). */
@@ -77,23 +77,20 @@ function build(msg: PushMessage, token: string, bundleId: string, preview: Previ
 }
 
 /**
- * The pool apns2 sends through, keeping the `Retry-After` of refused pushes (apns2's error
- * carries only the status and reason) until the sender asks for it, by token and collapse id.
+ * The connections apns2 sends through (h2-origin.ts, in place of its undici pool), keeping the
+ * `Retry-After` of refused pushes (apns2's error carries only the status and reason) until the
+ * sender asks for it, by token and collapse id.
  */
-class RetryAfterPool extends Pool {
+class RetryAfterOrigin extends H2Origin {
   readonly #retryAfter = new Map<string, string>();
 
-  override request(...args: Parameters<Pool["request"]>): ReturnType<Pool["request"]> {
-    const [opts, callback] = args as unknown as [Dispatcher.RequestOptions, unknown];
-    if (callback !== undefined) return super.request(...args);
-    return (super.request(opts) as Promise<Dispatcher.ResponseData>).then((res) => {
-      const value = res.headers["retry-after"];
-      const collapseId = (opts.headers as Record<string, string> | undefined)?.["apns-collapse-id"];
-      if (res.statusCode !== 200 && typeof value === "string") {
-        this.#retryAfter.set(`${opts.path} ${collapseId}`, value);
-      }
-      return res;
-    }) as ReturnType<Pool["request"]>;
+  override async request(req: H2Request): Promise<H2Response> {
+    const res = await super.request(req);
+    const value = res.headers["retry-after"];
+    if (res.statusCode !== 200 && typeof value === "string") {
+      this.#retryAfter.set(`${req.path} ${req.headers["apns-collapse-id"]}`, value);
+    }
+    return res;
   }
 
   /** The Retry-After of the last refused push of this notification to this token, once. */
@@ -117,20 +114,14 @@ export function createApnsSender(opts: ApnsOptions): Sender {
   // apns2's own pool sends one request at a time per connection (undici's `pipelining: 1` holds
   // for HTTP/2 too), 32 at once in all. Ours multiplexes: a few connections, up to 100 streams
   // each (or fewer, if APNs' SETTINGS say so), so a fan-out is not sent 32 pushes at a time.
-  // It also lets another origin be chosen (apns2 only takes a host, on port 443).
+  // It also lets another origin be chosen (apns2 only takes a host, on port 443). Apple asks
+  // providers to keep connections open across notifications: they stay open until APNs closes
+  // them.
   const origin = opts.endpoint?.origin ?? `https://${host}:443`;
-  const pool = new RetryAfterPool(origin, {
-    allowH2: true,
-    connections: 4,
-    pipelining: 100,
-    maxConcurrentStreams: 100,
-    // Apple asks providers to keep connections open across notifications; undici would close
-    // an idle one after 4 s, so nearly every fan-out would open new TLS connections.
-    keepAliveTimeout: 10 * 60_000,
-    keepAliveMaxTimeout: 60 * 60_000,
-    ...(opts.endpoint?.ca ? { connect: { ca: opts.endpoint.ca } } : {}),
-  });
-  (client as unknown as { client: Pool }).client = pool;
+  const pool = new RetryAfterOrigin(origin, opts.endpoint?.ca ? { ca: opts.endpoint.ca } : {});
+  // apns2 made an undici pool of its own; it never connected (connections open on first use).
+  void (client as unknown as { client: { close(): Promise<void> } }).client.close();
+  (client as unknown as { client: H2Origin }).client = pool;
   return {
     platform: "ios",
     async send(msg, token): Promise<SendResult> {
