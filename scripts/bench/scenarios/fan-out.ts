@@ -66,6 +66,32 @@ async function workerMetrics(): Promise<Record<string, number>> {
   return Object.fromEntries(names.map((n) => [n, sampleOf(scrape, n)]));
 }
 
+/**
+ * When, after `t0`, all `fanDevices` copies reached the fakes, and when every outcome was
+ * recorded. The fakes count what reaches them in this process: no statement of the observer's
+ * loads PostgreSQL while the worker sends (a poll of the delivery table every 5 ms took 3 ms of
+ * PostgreSQL's time each, a fifth of a core). Then PostgreSQL is asked until every outcome is
+ * recorded: the target is met only then.
+ */
+async function settledAfter(t0: number, fanId: string, fanDevices: number, atFakes: () => number) {
+  let fakesMs = Number.NaN;
+  for (let i = 0; i < 30_000 && Number.isNaN(fakesMs); i++) {
+    if (atFakes() >= fanDevices) fakesMs = performance.now() - t0;
+    else await new Promise((res) => setTimeout(res, 1));
+  }
+  for (let i = 0; i < 6000; i++) {
+    const { rows: r } = await db.query<{ pending: number; total: number }>(
+      "select count(*) filter (where state = 'pending')::int as pending, count(*)::int as total from delivery where notification_id = $1",
+      [fanId],
+    );
+    if (r[0] && r[0].total === fanDevices && r[0].pending === 0) {
+      return { fakesMs, fanMs: performance.now() - t0 };
+    }
+    await new Promise((res) => setTimeout(res, 5));
+  }
+  return { fakesMs, fanMs: Number.NaN };
+}
+
 /** One fan-out, timed from the publish until every copy settled at the fakes. */
 async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   const fakes = [apns, fcm, webPush];
@@ -81,27 +107,7 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
     body: JSON.stringify({ title: `fan-out (${round})`, topic: "fanout" }),
   });
   const fanId = ((await fanRes.json()) as { id: string }).id;
-  // The fakes count what reaches them in this process: no statement of the observer's loads
-  // PostgreSQL while the worker sends (a poll of the delivery table every 5 ms took 3 ms of
-  // PostgreSQL's time each, a fifth of a core). Then PostgreSQL is asked until every outcome is
-  // recorded: the target is met only then.
-  let fakesMs = Number.NaN;
-  for (let i = 0; i < 30_000 && Number.isNaN(fakesMs); i++) {
-    if (atFakes() >= fanDevices) fakesMs = performance.now() - t0;
-    else await new Promise((res) => setTimeout(res, 1));
-  }
-  let fanMs = Number.NaN;
-  for (let i = 0; i < 6000; i++) {
-    const { rows: r } = await db.query<{ pending: number; total: number }>(
-      "select count(*) filter (where state = 'pending')::int as pending, count(*)::int as total from delivery where notification_id = $1",
-      [fanId],
-    );
-    if (r[0] && r[0].total === fanDevices && r[0].pending === 0) {
-      fanMs = performance.now() - t0;
-      break;
-    }
-    await new Promise((res) => setTimeout(res, 5));
-  }
+  const { fakesMs, fanMs } = await settledAfter(t0, fanId, fanDevices, atFakes);
   const { rows: states } = await db.query<{ state: string; n: number }>(
     "select state, count(*)::int as n from delivery where notification_id = $1 group by state",
     [fanId],
