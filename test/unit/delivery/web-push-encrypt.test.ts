@@ -42,17 +42,30 @@ describe("Web Push payload encryption", () => {
     expect(body.length).toBe(21 + 65 + Buffer.byteLength(text) + 1 + 16);
   });
 
-  it("uses a new salt and key for every message", () => {
+  it("uses a new salt and key for every message, each decrypting (the browser's key kept)", () => {
     const b = browser();
-    const [one, two] = [1, 2].map(() => encryptPayload(b.subscription, Buffer.from("same")));
+    const [one, two] = [1, 2].map((n) => encryptPayload(b.subscription, Buffer.from(`same ${n}`)));
     expect(one?.subarray(0, 16)).not.toEqual(two?.subarray(0, 16));
     expect(one?.subarray(21, 86)).not.toEqual(two?.subarray(21, 86));
+    const open = (body: Buffer | undefined) =>
+      ece
+        .decrypt(body as Buffer, {
+          version: "aes128gcm",
+          privateKey: b.ecdh,
+          authSecret: b.auth.toString("base64url"),
+        })
+        .toString();
+    expect([open(one), open(two)]).toEqual(["same 1", "same 2"]);
   });
 
   it("refuses a subscription whose keys are not a P-256 key and an auth secret", () => {
     const b = browser();
     const short = { ...b.subscription, keys: { ...b.subscription.keys, p256dh: "AAAA" } };
     expect(() => encryptPayload(short, Buffer.from("x"))).toThrow(/not a P-256 public key/);
+    // 65 bytes in the uncompressed form, but no point of the curve.
+    const offCurve = Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString("base64url");
+    const notAPoint = { ...b.subscription, keys: { ...b.subscription.keys, p256dh: offCurve } };
+    expect(() => encryptPayload(notAPoint, Buffer.from("x"))).toThrow();
     const noAuth = { ...b.subscription, keys: { ...b.subscription.keys, auth: "" } };
     expect(() => encryptPayload(noAuth, Buffer.from("x"))).toThrow(/auth secret/);
   });
