@@ -1,14 +1,25 @@
 /**
  * The top of a V8 CPU profile (.cpuprofile, from --cpu-prof): self time by function, and by
- * package (node_modules/<name>, Herald's own code, Node's internals, GC, idle).
+ * package (node_modules/<name>, Herald's own code, Node's internals, GC, idle). A function of
+ * the bundled server (dist/server*) is named by its source map: the file, line and name it was
+ * written with, and the package it came from (the bundle holds its dependencies too). Read it
+ * while the build it profiled is still there.
  *
  *   node scripts/bench/profile.ts .bench/cpu-rest.cpuprofile
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { fileURLToPath } from "node:url";
 
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -26,6 +37,33 @@ export function ownerOf(url: string, name: string): string {
   return "other";
 }
 
+const maps = new Map<string, SourceMap | undefined>();
+/** The source map beside a bundled file (`<file>.map`), or undefined. */
+function mapOf(url: string): SourceMap | undefined {
+  if (!maps.has(url)) {
+    const file = url.startsWith("file:") ? `${fileURLToPath(url)}.map` : undefined;
+    maps.set(
+      url,
+      file && existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, "utf8"))) : undefined,
+    );
+  }
+  return maps.get(url);
+}
+
+/** A frame of the bundle as it was written (source path, line, name); others as they are. */
+function original(f: CallFrame): { functionName: string; url: string; lineNumber: number } {
+  const entry = mapOf(f.url)?.findEntry(f.lineNumber, f.columnNumber) as
+    | { originalSource?: string; originalLine: number; name?: string }
+    | undefined;
+  if (!entry?.originalSource) return f;
+  const source = entry.originalSource.replace(/^(\.\.\/)+/, "");
+  return {
+    functionName: entry.name ?? f.functionName,
+    url: source.includes("node_modules/") ? source : `/${source}`,
+    lineNumber: entry.originalLine,
+  };
+}
+
 /** Self time by function and by owner, each as [name, share of all samples], largest first. */
 export function shares(file: string) {
   const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
@@ -40,10 +78,12 @@ export function shares(file: string) {
   const byFunction = new Map<string, number>();
   const byOwner = new Map<string, number>();
   for (const [id, t] of self) {
-    const f = byId.get(id)?.callFrame;
-    if (!f) continue;
+    const frame = byId.get(id)?.callFrame;
+    if (!frame) continue;
+    const f = original(frame);
     const owner = ownerOf(f.url, f.functionName);
-    const key = `${f.functionName || "(anonymous)"}  (${owner}${f.url ? `:${f.lineNumber + 1}` : ""})`;
+    const file = f.url.replace(/^.*\/(src|gen)\//, "$1/").replace(/^.*node_modules\//, "");
+    const key = `${f.functionName || "(anonymous)"}  (${owner === "herald" ? file : owner}${f.url ? `:${f.lineNumber + 1}` : ""})`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + t);
     byOwner.set(owner, (byOwner.get(owner) ?? 0) + t);
   }
