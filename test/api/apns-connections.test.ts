@@ -43,42 +43,43 @@ function sendMany(sender: Sender, count: number, from = 0) {
   );
 }
 
+/** A fake APNs (with `opts`) and a sender to it for `run`; both closed after. */
+async function withApns(
+  opts: Parameters<typeof startFakeApns>[0],
+  run: (fake: FakeApns, sender: Sender) => Promise<void>,
+) {
+  const fake = await startFakeApns(opts);
+  const sender = senderFor(fake, fake.origin);
+  try {
+    await run(fake, sender);
+  } finally {
+    await sender.close();
+    await fake.close();
+  }
+}
+
 describe("the APNs sender's connections", () => {
-  it("multiplexes pushes over a few HTTP/2 connections, many streams at once", async () => {
-    const fake = await startFakeApns();
-    const sender = senderFor(fake, fake.origin);
-    try {
+  it("multiplexes pushes over a few HTTP/2 connections, many streams at once", () =>
+    withApns({}, async (fake, sender) => {
       const results = await sendMany(sender, 300);
       expect(results.every((r) => r.kind === "ok")).toBe(true);
       expect(fake.received).toHaveLength(300);
       expect(fake.connections).toBeLessThanOrEqual(4);
       // One request per connection at a time (apns2's own pool) could never exceed 4 here.
       expect(fake.peakOpenStreams).toBeGreaterThan(4);
-    } finally {
-      await sender.close();
-      await fake.close();
-    }
-  });
+    }));
 
-  it("opens no more streams on a connection than the server's SETTINGS allow", async () => {
-    const fake = await startFakeApns({ maxConcurrentStreams: 5 });
-    const sender = senderFor(fake, fake.origin);
-    try {
+  it("opens no more streams on a connection than the server's SETTINGS allow", () =>
+    withApns({ maxConcurrentStreams: 5 }, async (fake, sender) => {
       const results = await sendMany(sender, 200);
       expect(results.every((r) => r.kind === "ok")).toBe(true);
       expect(fake.received).toHaveLength(200);
       expect(fake.peakStreamsPerConnection).toBeLessThanOrEqual(5);
       expect(fake.connections).toBeLessThanOrEqual(4);
-    } finally {
-      await sender.close();
-      await fake.close();
-    }
-  });
+    }));
 
-  it("opens a new connection after APNs sends GOAWAY, and loses no push", async () => {
-    const fake = await startFakeApns();
-    const sender = senderFor(fake, fake.origin);
-    try {
+  it("opens a new connection after APNs sends GOAWAY, and loses no push", () =>
+    withApns({}, async (fake, sender) => {
       expect((await sendMany(sender, 20)).every((r) => r.kind === "ok")).toBe(true);
       const before = fake.connections;
       fake.goAway();
@@ -86,11 +87,7 @@ describe("the APNs sender's connections", () => {
       expect(results.every((r) => r.kind === "ok")).toBe(true);
       expect(fake.connections).toBeGreaterThan(before);
       expect(new Set(fake.received.map((r) => r.token)).size).toBe(70);
-    } finally {
-      await sender.close();
-      await fake.close();
-    }
-  });
+    }));
 
   it("answers retry when APNs cannot be reached, or closes the connection unanswered", async () => {
     const fake = await startFakeApns();
