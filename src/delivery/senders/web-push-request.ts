@@ -7,7 +7,8 @@
  * native call per key, keys as KeyObjects). The key agreement is KeyObjects too (`agree`), with
  * the browser's key imported once: 178-189 -> 150-154 µs a message on a slower day. A fan-out
  * to thousands of browsers pays that per device. The fake push service
- * (test/fakes/web-push-server.ts) decrypts every message with `http_ece` and checks the headers. */
+ * (test/fakes/web-push-server.ts) decrypts every message with `http_ece` and checks the headers.
+ */
 import {
   createCipheriv,
   createPublicKey,
