@@ -5,7 +5,7 @@
  * client keeps talking to `oauth2.googleapis.com` and `fcm.googleapis.com` (TLS names included).
  */
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, type AgentOptions, createServer } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -181,10 +181,13 @@ export async function startFakeFcm(): Promise<FakeFcm> {
     script(token, answers) {
       scripts.set(token, [...answers]);
     },
-    close: () =>
-      new Promise<void>((r) => {
+    close: async () => {
+      await new Promise<void>((r) => {
         server.closeAllConnections();
         server.close(() => r());
-      }),
+      });
+      // The service account file holds a private key.
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

@@ -2,10 +2,10 @@
  * The herald CLI run in-process against a test server, with a temporary HOME (its config
  * directory), as wrangler's tests run theirs.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { sql } from "./db.ts";
 import { body } from "./http.ts";
@@ -31,8 +31,16 @@ export interface CliOptions {
   onKey?: (handler: (key: string) => void) => () => void;
 }
 
+/** The homes this test file made: removed when its tests are done (they hold CLI tokens). */
+const homes: string[] = [];
+afterAll(() => {
+  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
+});
+
 export function home(): string {
-  return mkdtempSync(join(tmpdir(), "herald-cli-"));
+  const h = mkdtempSync(join(tmpdir(), "herald-cli-"));
+  homes.push(h);
+  return h;
 }
 
 export const configFile = (h: string) => join(h, ".config", "herald", "config.json");
