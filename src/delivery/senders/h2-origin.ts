@@ -127,12 +127,21 @@ export class H2Origin {
     });
     settings.catch(() => {});
     const c: Connection = { session, open: 0, ready: false, settings, done: false };
+    // A server that takes the connection and says nothing (a black hole, or no HTTP/2) would
+    // hold every request waiting for its SETTINGS: it gets the stream timeout, then is closed.
+    const silence = setTimeout(
+      () => session.destroy(new Error("the push service sent no HTTP/2 SETTINGS in time")),
+      this.#o.timeoutMs,
+    );
+    silence.unref();
     session.once("remoteSettings", () => {
+      clearTimeout(silence);
       c.ready = true;
       settled?.resolve();
       for (const wake of this.#waiting.splice(0)) wake();
     });
     const retire = (err?: Error) => {
+      clearTimeout(silence);
       if (c.done) return;
       c.done = true;
       settled?.reject(err ?? new Error("the push service closed the connection"));
