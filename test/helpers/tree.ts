@@ -1,7 +1,7 @@
 /** The processes below a process, read from `ps`, for tests of supervision and stopping. */
 import { execFileSync } from "node:child_process";
 
-interface Row {
+export interface Row {
   pid: number;
   ppid: number;
   args: string;
