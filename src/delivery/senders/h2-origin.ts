@@ -28,14 +28,20 @@ export interface H2Request {
   body?: string | Buffer;
 }
 
-/** The answer, read whole (push services answer a few hundred bytes at most). */
+/**
+ * The answer, read whole (push services answer a few hundred bytes at most); apns2 reads a
+ * refusal's body as JSON.
+ */
 export interface H2Response {
   statusCode: number;
   headers: IncomingHttpHeaders;
-  body: { text(): Promise<string>; json(): Promise<unknown>; dump(): Promise<void> };
+  body: { json(): Promise<unknown> };
 }
 
-/** A connection and the streams open on it. */
+/**
+ * A connection and the streams open on it. It is in the pool (`#connections`) until it closes
+ * or is told GOAWAY; then it takes no new streams.
+ */
 interface Connection {
   session: ClientHttp2Session;
   open: number;
@@ -43,8 +49,6 @@ interface Connection {
   ready: boolean;
   /** Settles when the SETTINGS arrive, or fails with the connection (handled: only awaited). */
   settings: Promise<void>;
-  /** Takes no new streams: closed, or told GOAWAY. */
-  done: boolean;
 }
 
 /**
@@ -101,7 +105,7 @@ export class H2Origin {
   async #connection(): Promise<Connection> {
     for (;;) {
       if (this.#closed) throw new Error("the connection pool is closed");
-      const live = this.#connections.filter((c) => !c.done);
+      const live = this.#connections;
       const connecting = live.find((c) => !c.ready);
       const ready = live.filter((c) => c.ready);
       const free = ready.filter((c) => c.open < capacity(c)).sort((a, b) => a.open - b.open)[0];
@@ -121,12 +125,9 @@ export class H2Origin {
 
   #connect(): Connection {
     const session = http2.connect(this.#origin, this.#o.ca ? { ca: this.#o.ca } : {});
-    let settled: { resolve: () => void; reject: (err: Error) => void } | undefined;
-    const settings = new Promise<void>((resolve, reject) => {
-      settled = { resolve, reject };
-    });
-    settings.catch(() => {});
-    const c: Connection = { session, open: 0, ready: false, settings, done: false };
+    const settled = Promise.withResolvers<void>();
+    settled.promise.catch(() => {});
+    const c: Connection = { session, open: 0, ready: false, settings: settled.promise };
     // A server that takes the connection and says nothing (a black hole, or no HTTP/2) would
     // hold every request waiting for its SETTINGS: it gets the stream timeout, then is closed.
     const silence = setTimeout(
@@ -137,18 +138,17 @@ export class H2Origin {
     session.once("remoteSettings", () => {
       clearTimeout(silence);
       c.ready = true;
-      settled?.resolve();
-      for (const wake of this.#waiting.splice(0)) wake();
+      settled.resolve();
+      this.#wakeAll();
     });
     const retire = (err?: Error) => {
       clearTimeout(silence);
-      if (c.done) return;
-      c.done = true;
-      settled?.reject(err ?? new Error("the push service closed the connection"));
+      settled.reject(err ?? new Error("the push service closed the connection"));
       const i = this.#connections.indexOf(c);
-      if (i >= 0) this.#connections.splice(i, 1);
+      if (i < 0) return;
+      this.#connections.splice(i, 1);
       // Waiting requests try another connection, or open one.
-      for (const wake of this.#waiting.splice(0)) wake();
+      this.#wakeAll();
     };
     session.on("goaway", () => retire());
     session.on("close", () => retire());
@@ -189,11 +189,7 @@ export class H2Origin {
           return resolve({
             statusCode: Number(head[":status"]),
             headers: head,
-            body: {
-              text: async () => text,
-              json: async () => JSON.parse(text) as unknown,
-              dump: async () => {},
-            },
+            body: { json: async () => JSON.parse(text) as unknown },
           });
         }
         if (stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM) {
@@ -205,9 +201,14 @@ export class H2Origin {
     });
   }
 
+  /** Every waiting request looks again (a connection is ready or gone, or the pool closed). */
+  #wakeAll(): void {
+    for (const wake of this.#waiting.splice(0)) wake();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
-    for (const wake of this.#waiting.splice(0)) wake();
+    this.#wakeAll();
     await Promise.all(
       this.#connections
         .splice(0)
@@ -217,7 +218,7 @@ export class H2Origin {
 
   async destroy(): Promise<void> {
     this.#closed = true;
-    for (const wake of this.#waiting.splice(0)) wake();
+    this.#wakeAll();
     for (const c of this.#connections.splice(0)) c.session.destroy();
   }
 }

@@ -13,7 +13,10 @@ import type { Shown } from "../../domain/notification.ts";
  */
 export const providerSocketsPerOrigin = 32;
 
-/** The HTTPS agent of the HTTP/1.1 providers: kept alive, a bounded number per origin. */
+/**
+ * The HTTPS agent of FCM (firebase-admin sends over an `http.Agent`): kept alive, a bounded
+ * number per origin. Web Push has undici's equivalent (web-push.ts, pushServiceDispatcher).
+ */
 export function providerAgent(opts: AgentOptions = {}): Agent {
   return new Agent({ keepAlive: true, maxSockets: providerSocketsPerOrigin, ...opts });
 }

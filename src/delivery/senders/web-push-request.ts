@@ -35,6 +35,8 @@ const cekInfo = Buffer.from("Content-Encoding: aes128gcm\0");
 const nonceInfo = Buffer.from("Content-Encoding: nonce\0");
 /** The padding delimiter of a last record (RFC 8188 §2). */
 const lastRecord = Buffer.from([2]);
+/** The first byte of an uncompressed P-256 point (SEC 1). */
+const uncompressed = Buffer.from([4]);
 
 const key = (bytes: ArrayBuffer | Buffer): KeyObject => createSecretKey(new Uint8Array(bytes));
 
@@ -80,7 +82,6 @@ function agree(browserKey: KeyObject): { shared: Buffer; ownKey: Buffer } {
   ]);
   return { shared, ownKey };
 }
-const uncompressed = Buffer.from([4]);
 
 /**
  * The message body: salt, record size, the sender's ephemeral public key, then the one record.
@@ -89,7 +90,7 @@ const uncompressed = Buffer.from([4]);
 export function encryptPayload(sub: Subscription, plaintext: Buffer): Buffer {
   const browserKey = Buffer.from(sub.keys.p256dh, "base64url");
   const authSecret = Buffer.from(sub.keys.auth, "base64url");
-  if (browserKey.length !== 65 || browserKey[0] !== 4 || authSecret.length < 16) {
+  if (browserKey.length !== 65 || browserKey[0] !== uncompressed[0] || authSecret.length < 16) {
     throw new Error("the subscription's keys are not a P-256 public key and an auth secret");
   }
   const { shared, ownKey } = agree(browserKeyOf(sub.keys.p256dh, browserKey));
