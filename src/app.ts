@@ -133,6 +133,7 @@ function createWorker(
     tokenKeys: deps.tokenKeys,
     senders: new Map(deps.senders.map((s) => [s.platform, s])),
     log,
+    fanOutChunk: config.fanOutChunk,
     maxInFlight: config.deliveryConcurrency,
     perAccount: config.limits.pushInFlightPerAccount,
     // Under the lease, so that a send still outstanding here is never claimed by another.

@@ -20,6 +20,7 @@ import { JobClock } from "./jobs/clock.ts";
 import { OutcomeWriter } from "./outcome-writer.ts";
 import { pushMessageOf } from "./push-message.ts";
 import { type Sender, sendWithin } from "./senders/sender.ts";
+import { StatisticsRefresh } from "./statistics-refresh.ts";
 
 export interface WorkerOptions {
   queue: DeliveryQueue;
@@ -29,6 +30,8 @@ export interface WorkerOptions {
   senders: ReadonlyMap<string, Sender>;
   log: Log;
   batch?: number;
+  /** Deliveries one fan-out statement writes at most (a bigger fan-out takes several). */
+  fanOutChunk?: number;
   /** Sends outstanding at once, across all platforms; and of those, at most this many per account. */
   maxInFlight?: number;
   perAccount?: number;
@@ -50,9 +53,6 @@ export interface WorkerOptions {
   onOutcome?: (platform: string, outcome: "sent" | "retry" | "failed" | "expired") => void;
 }
 
-/** A fan-out of this many pushes or more refreshes the planner's statistics (queue.analyze). */
-const analyzeAfterPushes = 2000;
-
 export class DeliveryWorker {
   readonly #o: Required<WorkerOptions>;
   #running: Promise<void> | undefined;
@@ -62,7 +62,7 @@ export class DeliveryWorker {
   readonly #clock: JobClock;
   #lastClaim = 0;
   #lastClaimEmpty = false;
-  #lastAnalyze = Number.NEGATIVE_INFINITY;
+  readonly #statistics: StatisticsRefresh;
   /** An account's sends in flight fell to half its share: claim for it again now. */
   #roomFreed = false;
   /** Pushes were made outside this worker's fan-out (wake): claim in the next round. */
@@ -75,6 +75,7 @@ export class DeliveryWorker {
   constructor(opts: WorkerOptions) {
     this.#o = {
       batch: 500,
+      fanOutChunk: 1000,
       maxInFlight: 2000,
       perAccount: 400,
       sendTimeoutMs: 10_000,
@@ -86,6 +87,7 @@ export class DeliveryWorker {
     };
     this.#clock = new JobClock(this.#o.clock, this.#o);
     this.#outcomes = new OutcomeWriter(this.#o.queue, this.#o.onSettle);
+    this.#statistics = new StatisticsRefresh(() => this.#o.queue.analyze(), this.#o.log);
   }
 
   start(): void {
@@ -145,15 +147,15 @@ export class DeliveryWorker {
     // The periodic jobs first: what they release is fanned out in this same round.
     await this.#clock.runDue();
     const tJobs = performance.now();
-    const { ids: fanned, pushes } = await this.#o.queue.fanOut(this.#o.batch);
-    if (pushes >= analyzeAfterPushes) this.#analyze();
+    const { batch, fanOutChunk } = this.#o;
+    const { ids: fanned, pushes, more } = await this.#o.queue.fanOut(batch, fanOutChunk);
+    this.#statistics.fannedOut(pushes);
     const t1 = performance.now();
-    // Pushes come due from a fan-out just done, or from retries (of any process): the latter are
-    // looked for at most every `claimRetries` ms, so a publish without push devices costs one
-    // statement.
-    // A full set of sends in flight claims nothing; the first one to finish wakes the loop.
+    // Pushes come due from a fan-out just done, or from retries (of any process), looked for at
+    // most every `claimRetries` ms. A full set of sends in flight claims nothing; the first one
+    // to finish wakes the loop.
     const now = Date.now();
-    const room = Math.min(this.#o.batch, this.#o.maxInFlight - this.#inFlight.size);
+    const room = Math.min(batch, this.#o.maxInFlight - this.#inFlight.size);
     const claim =
       room > 0 &&
       (pushes > 0 ||
@@ -196,16 +198,7 @@ export class DeliveryWorker {
     }
     // A claim that found work may have been cut by an account's share rather than the batch:
     // claim again at once (an empty claim then ends the burst), not after an idle poll.
-    return fanned.length === this.#o.batch || (claim && due.length > 0);
-  }
-
-  /** A big fan-out leaves the planner's statistics stale: refreshed, at most once a minute. */
-  #analyze(): void {
-    if (performance.now() - this.#lastAnalyze < 60_000) return;
-    this.#lastAnalyze = performance.now();
-    this.#o.queue.analyze().catch((err: unknown) => {
-      this.#o.log.warn({ err }, "refreshing the delivery table's statistics failed");
-    });
+    return more || fanned.length === batch || (claim && due.length > 0);
   }
 
   #settle(delivery: DueDelivery, outcome: Outcome): Promise<void> {

@@ -23,7 +23,7 @@ import { deliveredTo, pendingStream, streamBacklog } from "./stream-backlog.ts";
 export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
   const db = () => orm.em.getConnection();
   return {
-    fanOut: (limit: number) => fanOut(db(), limit),
+    fanOut: (limit: number, chunk: number) => fanOut(db(), limit, chunk),
     releaseDue: (limit: number) => releaseDue(db(), limit),
     repeatDue: (limit: number, scale: number) => repeatDue(db(), limit, scale),
     escalateDue: (limit: number) => escalateDue(db(), limit),

@@ -39,9 +39,17 @@ export const announcementOf = (cte: string) => `announced as materialized (
      )`;
 
 /**
- * Fans out up to `limit` queued notifications: one delivery per enabled, signed-in device of
- * the owning account whose topic filter admits the topic. Returns the ids fanned out and how
- * many push (non-stream) deliveries were created.
+ * Fans out up to `limit` queued notifications, `chunk` deliveries at most: one delivery per
+ * enabled, signed-in device of the owning account whose topic filter admits the topic. Returns
+ * the ids fanned out (to the end), how many push (non-stream) deliveries were created, and
+ * whether the chunk cut a notification's fan-out short (`more`: call again at once).
+ *
+ * A notification with more targets than the chunk is fanned out over several statements, each
+ * committed, in device id order: the first pushes are claimed and on the wire while the rest is
+ * written (a fan-out to 10,000 devices no longer waits for one 10,000-row insert). It stays
+ * `queued` until its last chunk; each chunk resumes after the highest device id already given a
+ * delivery of it (only this function writes deliveries of a queued notification), so a worker
+ * that dies between chunks leaves nothing another cannot finish, and nothing twice.
  *
  * The ids that reached stream devices are announced (NOTIFY, in chunks that fit its payload
  * limit) by the same statement, and so are the projects fanned out (consoles' live feeds; `*`
@@ -52,34 +60,51 @@ export const announcementOf = (cte: string) => `announced as materialized (
  * devices: with statistics lagging a burst of publishes, the planner otherwise scanned every
  * notification of the project once per device (measured: 52,628 × 1,000 rows, 31 s).
  */
-export async function fanOut(db: Db, limit: number): Promise<{ ids: string[]; pushes: number }> {
-  const rows = await db.execute<{ id: string; pushes: string | number }[]>(
+export async function fanOut(
+  db: Db,
+  limit: number,
+  chunk: number,
+): Promise<{ ids: string[]; pushes: number; more: boolean }> {
+  const rows = await db.execute<
+    { ids: string[] | null; pushes: string | number; cut: string | null }[]
+  >(
     `with claimed as materialized (
        select n.id, n.topic, n.project_id from notification n
         where n.status = 'queued' order by n.id limit ? for update skip locked
      ), targets as materialized (
-       select c.id, c.topic, p.account_id, p.name as project
+       select c.id, c.topic, p.account_id, p.name as project, c.project_id,
+              (select x.device_id from delivery x where x.notification_id = c.id
+                order by x.device_id desc limit 1) as after
          from claimed c join project p on p.id = c.project_id
-     ), ins as (
-       insert into delivery (notification_id, device_id, platform, next_attempt_at)
-       select t.id, d.id, d.platform, now()
+     ), reached as materialized (
+       select t.id, d.id as device_id, d.platform
          from targets t
          join device d on d.account_id = t.account_id
-        where ${reaches("d", "t.topic", "t.project")}
+        where (t.after is null or d.id > t.after) and ${reaches("d", "t.topic", "t.project")}
+        order by t.id, d.id limit ?::int + 1
+     ), cut as materialized (
+       -- the first notification whose targets the chunk did not reach to the end
+       select id from reached order by id, device_id offset ? limit 1
+     ), ins as (
+       insert into delivery (notification_id, device_id, platform, next_attempt_at)
+       select r.id, r.device_id, r.platform, now()
+         from (select * from reached order by id, device_id limit ?) r
        on conflict do nothing
        returning notification_id, platform
      ), upd as (
        update notification n set status = case
-           when exists (select 1 from ins where ins.notification_id = n.id) then 'delivering'
-           else 'no_devices' end
-         from claimed c where n.id = c.id
-       returning n.id
-     ), ${announcementOf("ins")}, ${feedNewsOf("claimed")}
-     select upd.id, (select count(*) from ins where ins.platform <> 'stream') as pushes,
+           when t.after is not null or exists (select 1 from ins where ins.notification_id = n.id)
+           then 'delivering' else 'no_devices' end
+         from targets t where n.id = t.id and t.id < coalesce((select id from cut), 'ffffffff-ffff-ffff-ffff-ffffffffffff')
+       returning n.id, n.project_id
+     ), ${announcementOf("ins")}, ${feedNewsOf("upd")}
+     select (select json_agg(id) from upd) as ids,
+            (select count(*) from ins where ins.platform <> 'stream') as pushes,
+            (select id from cut) as cut,
             (select count(*) from announced) as announcements,
-            (select count(*) from fed) as fed
-       from upd`,
-    [limit],
+            (select count(*) from fed) as fed`,
+    [limit, chunk, chunk, chunk],
   );
-  return { ids: rows.map((r) => r.id), pushes: Number(rows[0]?.pushes ?? 0) };
+  const row = rows[0];
+  return { ids: row?.ids ?? [], pushes: Number(row?.pushes ?? 0), more: Boolean(row?.cut) };
 }

@@ -102,11 +102,15 @@ const batchStatement = `
     "notification_id",
   )}
   ), reach as materialized (
-    select l.i, d.id as device_id, d.platform
+    -- one more than the bound at most: a publish that reaches more is left to the workers
+    select l.i, r.device_id, r.platform
       from locked l
       join project p on p.id = l.project_id
-      join device d on d.account_id = p.account_id
-     where $2::int > 0 and l.got and l.status = 'queued' and ${reaches("d", "l.topic", "p.name")}
+      cross join lateral (
+        select d.id as device_id, d.platform from device d
+         where d.account_id = p.account_id and ${reaches("d", "l.topic", "p.name")}
+         limit $2::int + 1) r
+     where $2::int > 0 and l.got and l.status = 'queued'
   ), at_commit as materialized (
     select s.i from (
       select r.i, sum(count(*)) over (order by r.i) as upto

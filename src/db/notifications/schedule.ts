@@ -46,6 +46,14 @@ export type CancelOutcome =
   | "not_found";
 
 /**
+ * A notification's copies are canceled unless it is still being fanned out in chunks (`queued`,
+ * fan-out.ts): its later chunks would make copies the cancel never saw, so the caller is asked
+ * to try again in a second. A question withdrawn meanwhile is `canceled` whole, and is fanned
+ * out no further.
+ */
+const whileNotFanning = "(n.status <> 'queued' or exists (select 1 from closed))";
+
+/**
  * Cancels a notification of the project. A scheduled one is canceled whole. Of a released one,
  * the push deliveries still pending and not claimed by a worker are canceled; a claimed one may
  * be on the wire: it is left to finish and reported as it ends, but it is never tried again
@@ -76,13 +84,13 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
               updated_at = now()
          from n
         where d.notification_id = n.id and d.state = 'pending' and d.platform <> 'stream'
-          and (d.locked_until is null or d.locked_until < now())
+          and (d.locked_until is null or d.locked_until < now()) and ${whileNotFanning}
        returning 1
      ), flagged as (
        update delivery d set cancel_requested = true
          from n
         where d.notification_id = n.id and d.state = 'pending' and d.platform <> 'stream'
-          and d.locked_until >= now()
+          and d.locked_until >= now() and ${whileNotFanning}
        returning 1
      )
      select n.status, (select count(*) from closed)::int as closed,
