@@ -1,7 +1,7 @@
 /**
  * The workers' fan-out in chunks (issue 24): a notification with more targets than
- * HERALD_FAN_OUT_CHUNK is fanned out over several committed statements, each resuming after the
- * highest device id already given a delivery of it, and stays `queued` until its last one. Every
+ * HERALD_FAN_OUT_CHUNK is fanned out over several committed statements, each resuming below the
+ * lowest device id already given a delivery of it, and stays `queued` until its last one. Every
  * target gets one delivery, none twice, whoever does the next chunk; the publishes after it in
  * the same claim wait for it; live streams hear of each notification once.
  */
@@ -77,8 +77,8 @@ describe("the workers' fan-out in chunks", () => {
       ["queued", 3],
       ["queued", 0],
     ]);
-    // The chunk is the first three targets in device id order.
-    expect(rows[0]?.devices).toEqual(idsOf(seven).slice(0, 3));
+    // The chunk is the newest three targets (uuidv7 ids: the highest).
+    expect(rows[0]?.devices).toEqual(idsOf(seven).slice(-3));
 
     expect(await step()).toEqual({ ids: [], pushes: 0, more: true });
     // The last of the seven and both of the second publish's fit the third chunk: both end.

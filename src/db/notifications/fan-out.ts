@@ -45,11 +45,12 @@ export const announcementOf = (cte: string) => `announced as materialized (
  * whether the chunk cut a notification's fan-out short (`more`: call again at once).
  *
  * A notification with more targets than the chunk is fanned out over several statements, each
- * committed, in device id order: the first pushes are claimed and on the wire while the rest is
- * written (a fan-out to 10,000 devices no longer waits for one 10,000-row insert). It stays
- * `queued` until its last chunk; each chunk resumes after the highest device id already given a
- * delivery of it (only this function writes deliveries of a queued notification), so a worker
- * that dies between chunks leaves nothing another cannot finish, and nothing twice.
+ * committed, newest device first: the first pushes are claimed and on the wire while the rest
+ * is written (a fan-out to 10,000 devices no longer waits for one 10,000-row insert). It stays
+ * `queued` until its last chunk; each chunk resumes below the lowest device id already given a
+ * delivery of it (only this function writes deliveries of a queued notification; a device
+ * signed in meanwhile is newer, and not a target, as before), so a worker that dies between
+ * chunks leaves nothing another cannot finish, and nothing twice.
  *
  * The ids that reached stream devices are announced (NOTIFY, in chunks that fit its payload
  * limit) by the same statement, and so are the projects fanned out (consoles' live feeds; `*`
@@ -74,26 +75,32 @@ export async function fanOut(
      ), targets as materialized (
        select c.id, c.topic, p.account_id, p.name as project, c.project_id,
               (select x.device_id from delivery x where x.notification_id = c.id
-                order by x.device_id desc limit 1) as after
+                order by x.device_id limit 1) as cursor
          from claimed c join project p on p.id = c.project_id
      ), reached as materialized (
-       select t.id, d.id as device_id, d.platform
-         from targets t
-         join device d on d.account_id = t.account_id
-        where (t.after is null or d.id > t.after) and ${reaches("d", "t.topic", "t.project")}
-        order by t.id, d.id limit ?::int + 1
+       -- each notification's next targets, newest device first, read off device_account
+       -- (account_id, id desc) from the cursor on: a chunk costs what it writes, not the
+       -- account's every device
+       select t.id, r.device_id, r.platform
+         from targets t cross join lateral (
+           select d.id as device_id, d.platform from device d
+            where d.account_id = t.account_id
+              and d.id < coalesce(t.cursor, 'ffffffff-ffff-ffff-ffff-ffffffffffff')
+              and ${reaches("d", "t.topic", "t.project")}
+            order by d.id desc limit ?::int + 1) r
+        order by t.id, r.device_id desc limit ?::int + 1
      ), cut as materialized (
        -- the first notification whose targets the chunk did not reach to the end
-       select id from reached order by id, device_id offset ? limit 1
+       select id from reached order by id, device_id desc offset ? limit 1
      ), ins as (
        insert into delivery (notification_id, device_id, platform, next_attempt_at)
        select r.id, r.device_id, r.platform, now()
-         from (select * from reached order by id, device_id limit ?) r
+         from (select * from reached order by id, device_id desc limit ?) r
        on conflict do nothing
        returning notification_id, platform
      ), upd as (
        update notification n set status = case
-           when t.after is not null or exists (select 1 from ins where ins.notification_id = n.id)
+           when t.cursor is not null or exists (select 1 from ins where ins.notification_id = n.id)
            then 'delivering' else 'no_devices' end
          from targets t where n.id = t.id and t.id < coalesce((select id from cut), 'ffffffff-ffff-ffff-ffff-ffffffffffff')
        returning n.id, n.project_id
@@ -103,7 +110,7 @@ export async function fanOut(
             (select id from cut) as cut,
             (select count(*) from announced) as announcements,
             (select count(*) from fed) as fed`,
-    [limit, chunk, chunk, chunk],
+    [limit, chunk, chunk, chunk, chunk],
   );
   const row = rows[0];
   return { ids: row?.ids ?? [], pushes: Number(row?.pushes ?? 0), more: Boolean(row?.cut) };
