@@ -199,6 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     queue: () => queue.stats(),
     pool: () => queue.poolStats(),
     streams: () => hub.streamCount,
+    publishesWaiting: () => repos.notifications.waiting,
   });
   const repos = createRepositories(orm, {
     ...config,

@@ -18,6 +18,8 @@ export interface MetricSources {
   queue: () => Promise<QueueStats>;
   pool: () => Promise<{ total: number; idle: number; waiting: number }>;
   streams: () => number;
+  /** Publishes waiting for a group commit's slot. */
+  publishesWaiting: () => number;
 }
 
 export class Metrics {
@@ -115,6 +117,14 @@ export class Metrics {
       "How long the oldest due push delivery has waited past its due time",
       (s) => s.oldestDueSeconds,
     );
+    new Gauge({
+      name: "herald_publishes_waiting",
+      help: "Publishes of this process waiting for a group commit's slot (they go in its next batch)",
+      registers,
+      collect() {
+        this.set(sources.publishesWaiting());
+      },
+    });
     new Gauge({
       name: "herald_streams_connected",
       help: "Live streams (herald listen, the console) connected to this process",

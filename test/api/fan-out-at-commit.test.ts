@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newAccount, type TestAccount } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
-import { holding, installInsertHook, xminsOf } from "../helpers/held-batch.ts";
+import { holdLock, installInsertHook, publishesWaiting, xminsOf } from "../helpers/held-batch.ts";
 import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
 import { signInStreamDevice } from "../helpers/streams.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -70,12 +70,16 @@ describe("a publish fanned out at its commit", () => {
   });
 
   it("makes at most 20 publishes' worth of deliveries in one batch, and leaves the rest to a worker", async () => {
-    // One slot, held by a slow publish: the 25 that arrive meanwhile form the next batch.
-    const slow = publish(none, "sleep 0.3");
-    await holding(server.databaseUrl);
+    // One slot, held by a publish waiting for the test's lock until the 25 sent meanwhile wait
+    // too: they form the next batch.
+    const lock = await holdLock(server.databaseUrl);
+    const held = publish(none, "hold");
+    await lock.held();
     const titles = Array.from({ length: 25 }, (_, i) => `batched ${String(i).padStart(2, "0")}`);
-    await Promise.all(titles.map((title) => publish(few, title)));
-    await slow;
+    const sent = Promise.all(titles.map((title) => publish(few, title)));
+    await publishesWaiting(server.url, 25);
+    await lock.release();
+    await Promise.all([sent, held]);
     expect(await xminsOf(server.databaseUrl, titles)).toEqual([
       expect.objectContaining({ n: "25" }),
     ]);

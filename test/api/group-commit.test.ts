@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "../helpers/db.ts";
 import {
   holding as holdingSlot,
+  holdLock,
   installInsertHook,
+  publishesWaiting,
   xminsOf as xminsIn,
 } from "../helpers/held-batch.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
@@ -43,13 +45,19 @@ const xminsOf = (titles: string[]) => xminsIn(server.databaseUrl, titles);
 
 describe("group commit", () => {
   it("commits publishes that arrive together in one transaction", async () => {
-    // One slot, held by a slow publish: the hundred that arrive meanwhile form the next batch.
-    const slow = notify(server, { title: "sleep 0.3" });
-    await holding();
+    // One slot, held by a publish waiting for the test's lock until the hundred sent meanwhile
+    // wait too: they form the next batch. (A slot held for a guessed 0.3 s was not enough for a
+    // hundred requests to arrive on a loaded machine: they went in 21 batches.)
+    const lock = await holdLock(server.databaseUrl);
+    const held = notify(server, { title: "hold" });
+    await lock.held();
     const titles = Array.from({ length: 100 }, (_, i) => `together ${i}`);
-    const answers = await Promise.all(titles.map((title) => notify(server, { title })));
+    const sent = Promise.all(titles.map((title) => notify(server, { title })));
+    await publishesWaiting(server.url, 100);
+    await lock.release();
+    const answers = await sent;
     expect(answers.map((a) => a.status)).toEqual(titles.map(() => 202));
-    expect((await slow).status).toBe(202);
+    expect((await held).status).toBe(202);
     const xmins = await xminsOf(titles);
     expect(xmins).toHaveLength(1);
     expect(Number(xmins[0]?.n)).toBe(100);
@@ -67,11 +75,14 @@ describe("group commit", () => {
   it("answers none of a batch whose transaction dies before its commit, and stores none", async () => {
     // The slot is held; then a batch of ten forms, one of which sleeps inside the insert: its
     // session is terminated there, after some rows were inserted and before the commit.
-    const blocker = notify(server, { title: "sleep 0.3" });
-    await holding();
+    const lock = await holdLock(server.databaseUrl);
+    const blocker = notify(server, { title: "hold" });
+    await lock.held();
     const titles = ["sleep 5", ...Array.from({ length: 9 }, (_, i) => `doomed ${i}`)];
     const answers = Promise.all(titles.map((title) => notify(server, { title })));
     // The ten queue behind the blocker; once it is answered, the batch of ten is the one asleep.
+    await publishesWaiting(server.url, 10);
+    await lock.release();
     expect((await blocker).status).toBe(202);
     let killed = 0;
     await waitFor(async () => {

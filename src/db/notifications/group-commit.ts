@@ -156,6 +156,11 @@ export class GroupCommitter {
     this.#o = opts;
   }
 
+  /** Publishes waiting for a commit slot (a gauge, read when scraped). */
+  get waiting(): number {
+    return this.#queue.length;
+  }
+
   /** Inserts the notification (and its claim) in the next commit; answers after it. */
   publish(n: NotificationRecord, claim?: IdempotencyClaim): Promise<PublishResult> {
     return new Promise((resolve, reject) => {

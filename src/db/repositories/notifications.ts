@@ -49,6 +49,11 @@ export class NotificationRepository {
     return this.#orm.em.getConnection();
   }
 
+  /** Publishes waiting for a group commit's slot (0 when each commits alone). */
+  get waiting(): number {
+    return this.#committer?.waiting ?? 0;
+  }
+
   publish(n: NotificationRecord, claim?: IdempotencyClaim): Promise<PublishResult> {
     return this.#committer ? this.#committer.publish(n, claim) : publish(this.#orm, n, claim);
   }
