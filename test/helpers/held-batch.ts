@@ -26,17 +26,21 @@ export async function installInsertHook(databaseUrl: string): Promise<void> {
   );
 }
 
-/** Waits until a `sleep` publish sleeps in its insert, holding the one slot. */
-export const holding = (databaseUrl: string) =>
+/** Waits until one session of the database waits as `waiting` says (of pg_stat_activity). */
+const oneSessionWaits = (databaseUrl: string, waiting: string) =>
   waitFor(
     async () =>
       (
         await sql<{ n: number }>(
           databaseUrl,
-          "select count(*)::int n from pg_stat_activity where wait_event = 'PgSleep'",
+          `select count(*)::int n from pg_stat_activity where ${waiting}`,
         )
       )[0]?.n === 1,
   );
+
+/** Waits until a `sleep` publish sleeps in its insert, holding the one slot. */
+export const holding = (databaseUrl: string) =>
+  oneSessionWaits(databaseUrl, "wait_event = 'PgSleep'");
 
 /**
  * Takes the lock a publish titled `hold` waits for in its insert: with it, a test holds the
@@ -50,15 +54,7 @@ export async function holdLock(databaseUrl: string) {
   return {
     /** Waits until a `hold` publish waits for the lock in its insert, holding the slot. */
     held: () =>
-      waitFor(
-        async () =>
-          (
-            await sql<{ n: number }>(
-              databaseUrl,
-              "select count(*)::int n from pg_stat_activity where wait_event_type = 'Lock' and wait_event = 'advisory'",
-            )
-          )[0]?.n === 1,
-      ),
+      oneSessionWaits(databaseUrl, "wait_event_type = 'Lock' and wait_event = 'advisory'"),
     /** Ends the session, and with it the lock: the `hold` publish commits, the next batch goes. */
     release: () => session.end(),
   };
