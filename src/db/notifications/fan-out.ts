@@ -38,6 +38,9 @@ export const announcementOf = (cte: string) => `announced as materialized (
         group by s.chunk
      )`;
 
+/** Above every uuid: "no cursor yet", "no notification cut short". */
+const lastUuid = "'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid";
+
 /**
  * Fans out up to `limit` queued notifications, `chunk` deliveries at most: one delivery per
  * enabled, signed-in device of the owning account whose topic filter admits the topic. Returns
@@ -73,7 +76,7 @@ export async function fanOut(
        select n.id, n.topic, n.project_id from notification n
         where n.status = 'queued' order by n.id limit ? for update skip locked
      ), targets as materialized (
-       select c.id, c.topic, p.account_id, p.name as project, c.project_id,
+       select c.id, c.topic, p.account_id, p.name as project,
               (select x.device_id from delivery x where x.notification_id = c.id
                 order by x.device_id limit 1) as cursor
          from claimed c join project p on p.id = c.project_id
@@ -85,7 +88,7 @@ export async function fanOut(
          from targets t cross join lateral (
            select d.id as device_id, d.platform from device d
             where d.account_id = t.account_id
-              and d.id < coalesce(t.cursor, 'ffffffff-ffff-ffff-ffff-ffffffffffff')
+              and d.id < coalesce(t.cursor, ${lastUuid})
               and ${reaches("d", "t.topic", "t.project")}
             order by d.id desc limit ?::int + 1) r
         order by t.id, r.device_id desc limit ?::int + 1
@@ -102,7 +105,7 @@ export async function fanOut(
        update notification n set status = case
            when t.cursor is not null or exists (select 1 from ins where ins.notification_id = n.id)
            then 'delivering' else 'no_devices' end
-         from targets t where n.id = t.id and t.id < coalesce((select id from cut), 'ffffffff-ffff-ffff-ffff-ffffffffffff')
+         from targets t where n.id = t.id and t.id < coalesce((select id from cut), ${lastUuid})
        returning n.id, n.project_id
      ), ${announcementOf("ins")}, ${feedNewsOf("upd")}
      select (select json_agg(id) from upd) as ids,
