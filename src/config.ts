@@ -163,7 +163,7 @@ export interface Config {
    * (HERALD_FAN_OUT_AT_COMMIT, 100; 0: every publish waits for the workers' fan-out).
    */
   fanOutAtCommit: number;
-  /** Most deliveries one statement of the workers' fan-out writes (HERALD_FAN_OUT_CHUNK, 1000). */
+  /** Most deliveries one statement of the workers' fan-out writes (HERALD_FAN_OUT_CHUNK, 1000; 100 at least). */
   fanOutChunk: number;
   /** gRPC server reflection (v1 and v1alpha) for grpcurl and `buf curl` (HERALD_REFLECTION=0 turns it off). */
   reflection: boolean;
@@ -254,7 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     groupCommit: env.HERALD_GROUP_COMMIT !== "0",
     groupCommitSlots: groupCommitSlots(env, processes),
     fanOutAtCommit: int(env, "HERALD_FAN_OUT_AT_COMMIT", 100, 0, 10_000),
-    fanOutChunk: int(env, "HERALD_FAN_OUT_CHUNK", 1000, 1, 100_000),
+    fanOutChunk: int(env, "HERALD_FAN_OUT_CHUNK", 1000, 100, 100_000),
     healthWatchIntervalMs: 5000,
     metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
     limits: limits(env),
