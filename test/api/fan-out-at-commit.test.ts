@@ -7,11 +7,11 @@
  * when a 202 arrives was made by the publish's own commit.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newAccount, type TestAccount } from "../helpers/accounts.ts";
+import type { TestAccount } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
-import { holdLock, installInsertHook, publishesWaiting, xminsOf } from "../helpers/held-batch.ts";
+import { inOneBatch, installInsertHook, xminsOf } from "../helpers/held-batch.ts";
 import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
-import { signInStreamDevice } from "../helpers/streams.ts";
+import { withStreamDevices } from "../helpers/streams.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const perPublish = 2;
@@ -21,13 +21,8 @@ let few: TestAccount;
 let many: TestAccount;
 let none: TestAccount;
 
-async function withDevices(email: string, count: number): Promise<TestAccount> {
-  const account = await newAccount(server, email);
-  for (let i = 0; i < count; i++) {
-    await signInStreamDevice(server.url, `${email} ${i}`, [], email, account.password);
-  }
-  return account;
-}
+const withDevices = async (email: string, count: number) =>
+  (await withStreamDevices(server, email, count)).account;
 
 beforeAll(async () => {
   server = await startServer({
@@ -70,15 +65,14 @@ describe("a publish fanned out at its commit", () => {
   });
 
   it("makes at most 20 publishes' worth of deliveries in one batch, and leaves the rest to a worker", async () => {
-    // One slot, held by a publish waiting for the test's lock until the 25 sent meanwhile wait
-    // too: they form the next batch.
-    const lock = await holdLock(server.databaseUrl);
-    const held = publish(none, "hold");
-    await lock.held();
+    // One slot, held until the 25 sent meanwhile wait too: they form the next batch.
     const titles = Array.from({ length: 25 }, (_, i) => `batched ${String(i).padStart(2, "0")}`);
-    const sent = Promise.all(titles.map((title) => publish(few, title)));
-    await publishesWaiting(server.url, 25);
-    await lock.release();
+    const { held, sent } = await inOneBatch(
+      server,
+      () => publish(none, "hold"),
+      25,
+      () => Promise.all(titles.map((title) => publish(few, title))),
+    );
     await Promise.all([sent, held]);
     expect(await xminsOf(server.databaseUrl, titles)).toEqual([
       expect.objectContaining({ n: "25" }),

@@ -11,35 +11,23 @@ import { type Orm, openDatabase } from "../../src/db/orm.ts";
 import { newAccount, pushDevice, type TestAccount } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
 import { notify, startPeer, startServer, type TestServer } from "../helpers/server.ts";
-import { listen, signInStreamDevice } from "../helpers/streams.ts";
+import { listen, withStreamDevices } from "../helpers/streams.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 let orm: Orm;
+type WithDevices = Awaited<ReturnType<typeof withStreamDevices>>;
 /** An account with 7 stream devices, one with 2. */
-let seven: TestAccount;
-let two: TestAccount;
-const devicesOf = new Map<TestAccount, { id: string; credential: string }[]>();
-
-async function withDevices(email: string, count: number): Promise<TestAccount> {
-  const account = await newAccount(server, email);
-  const devices = [];
-  for (let i = 0; i < count; i++) {
-    devices.push(
-      await signInStreamDevice(server.url, `${email} ${i}`, [], email, account.password),
-    );
-  }
-  devicesOf.set(account, devices);
-  return account;
-}
+let seven: WithDevices;
+let two: WithDevices;
 
 beforeAll(async () => {
   // No worker in this process and no fan-out at commit: every publish waits `queued`, and
   // the fan-out happens only where a test makes it.
   server = await startServer({ workerEnabled: false, fanOutAtCommit: 0 });
   orm = await openDatabase({ url: server.databaseUrl, poolSize: 2 });
-  seven = await withDevices("seven@example.com", 7);
-  two = await withDevices("two@example.com", 2);
+  seven = await withStreamDevices(server, "seven@example.com", 7);
+  two = await withStreamDevices(server, "two@example.com", 2);
 });
 afterAll(async () => {
   await orm.close();
@@ -62,12 +50,12 @@ const stored = async (ids: string[]) =>
        from notification n where n.id = any($1) order by n.id`,
     [ids],
   );
-const idsOf = (account: TestAccount) => (devicesOf.get(account) ?? []).map((d) => d.id).sort();
+const idsOf = (a: WithDevices) => a.devices.map((d) => d.id).sort();
 
 describe("the workers' fan-out in chunks", () => {
   it("writes a chunk per statement, resumes where the last one ended, and holds back what follows", async () => {
-    const first = await publish(seven, "to seven devices");
-    const second = await publish(two, "to two devices");
+    const first = await publish(seven.account, "to seven devices");
+    const second = await publish(two.account, "to two devices");
     const queue = createDeliveryQueue(orm, 30);
     const step = async () => queue.fanOut(500, 3);
 
@@ -122,10 +110,10 @@ describe("the workers' fan-out in chunks", () => {
   });
 
   it("finishes in another worker what one left between chunks, and streams each copy once", async () => {
-    const streams = (devicesOf.get(seven) ?? []).map((d) => listen(server.url, d.credential));
+    const streams = seven.devices.map((d) => listen(server.url, d.credential));
     await Promise.all(streams.map((s) => s.opened));
     try {
-      const id = await publish(seven, "cut short");
+      const id = await publish(seven.account, "cut short");
       // One chunk by a worker that then stops (as if it died), the rest by a peer's worker.
       expect((await createDeliveryQueue(orm, 30).fanOut(500, 4)).more).toBe(true);
       const peer = await startPeer(server, { fanOutChunk: 2 });

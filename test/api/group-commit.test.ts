@@ -6,13 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "../helpers/db.ts";
-import {
-  holding as holdingSlot,
-  holdLock,
-  installInsertHook,
-  publishesWaiting,
-  xminsOf as xminsIn,
-} from "../helpers/held-batch.ts";
+import { inOneBatch, installInsertHook, xminsOf as xminsIn } from "../helpers/held-batch.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -22,8 +16,6 @@ beforeAll(async () => {
   await installInsertHook(server.databaseUrl);
 });
 afterAll(async () => server.close());
-
-const holding = () => holdingSlot(server.databaseUrl);
 
 const batchSizes = async () => {
   const text = await (await fetch(`${server.url}/metrics`)).text();
@@ -42,19 +34,18 @@ const batchSizes = async () => {
 };
 
 const xminsOf = (titles: string[]) => xminsIn(server.databaseUrl, titles);
+/** The publish that holds the one commit slot while a batch forms (inOneBatch). */
+const hold = () => notify(server, { title: "hold" });
 
 describe("group commit", () => {
   it("commits publishes that arrive together in one transaction", async () => {
-    // One slot, held by a publish waiting for the test's lock until the hundred sent meanwhile
-    // wait too: they form the next batch. (A slot held for a guessed 0.3 s was not enough for a
-    // hundred requests to arrive on a loaded machine: they went in 21 batches.)
-    const lock = await holdLock(server.databaseUrl);
-    const held = notify(server, { title: "hold" });
-    await lock.held();
+    // One slot, held until the hundred sent meanwhile wait too: they form the next batch. (A
+    // slot held for a guessed 0.3 s was not enough for a hundred requests to arrive on a loaded
+    // machine: they went in 21 batches.)
     const titles = Array.from({ length: 100 }, (_, i) => `together ${i}`);
-    const sent = Promise.all(titles.map((title) => notify(server, { title })));
-    await publishesWaiting(server.url, 100);
-    await lock.release();
+    const { held, sent } = await inOneBatch(server, hold, 100, () =>
+      Promise.all(titles.map((title) => notify(server, { title }))),
+    );
     const answers = await sent;
     expect(answers.map((a) => a.status)).toEqual(titles.map(() => 202));
     expect((await held).status).toBe(202);
@@ -75,14 +66,11 @@ describe("group commit", () => {
   it("answers none of a batch whose transaction dies before its commit, and stores none", async () => {
     // The slot is held; then a batch of ten forms, one of which sleeps inside the insert: its
     // session is terminated there, after some rows were inserted and before the commit.
-    const lock = await holdLock(server.databaseUrl);
-    const blocker = notify(server, { title: "hold" });
-    await lock.held();
     const titles = ["sleep 5", ...Array.from({ length: 9 }, (_, i) => `doomed ${i}`)];
-    const answers = Promise.all(titles.map((title) => notify(server, { title })));
-    // The ten queue behind the blocker; once it is answered, the batch of ten is the one asleep.
-    await publishesWaiting(server.url, 10);
-    await lock.release();
+    const { held: blocker, sent: answers } = await inOneBatch(server, hold, 10, () =>
+      Promise.all(titles.map((title) => notify(server, { title }))),
+    );
+    // The ten queued behind the blocker; once it is answered, the batch of ten is the one asleep.
     expect((await blocker).status).toBe(202);
     let killed = 0;
     await waitFor(async () => {
@@ -105,11 +93,12 @@ describe("group commit", () => {
   });
 
   it("fails a bad row's request alone; the rest of its batch lands", async () => {
-    const blocker = notify(server, { title: "sleep 0.3" });
-    await holding();
     const titles = Array.from({ length: 10 }, (_, i) => (i === 4 ? "boom" : `fine ${i}`));
-    const answers = await Promise.all(titles.map((title) => notify(server, { title })));
-    await blocker;
+    const { held, sent } = await inOneBatch(server, hold, 10, () =>
+      Promise.all(titles.map((title) => notify(server, { title }))),
+    );
+    const answers = await sent;
+    await held;
     expect(answers.map((a) => a.status)).toEqual(titles.map((t) => (t === "boom" ? 500 : 202)));
     const stored = await sql(
       server.databaseUrl,
@@ -119,13 +108,14 @@ describe("group commit", () => {
   });
 
   it("makes one notification of 50 concurrent duplicates, replaying it byte for byte", async () => {
-    const blocker = notify(server, { title: "sleep 0.3" });
-    await holding();
     const body = { title: "once", metadata: { n: 1 } };
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => notify(server, body, { "idempotency-key": "dup-50" })),
+    const { held, sent } = await inOneBatch(server, hold, 50, () =>
+      Promise.all(
+        Array.from({ length: 50 }, () => notify(server, body, { "idempotency-key": "dup-50" })),
+      ),
     );
-    await blocker;
+    const answers = await sent;
+    await held;
     const created = answers.filter((a) => a.status === 202);
     const replays = answers.filter((a) => a.status === 200);
     expect(created).toHaveLength(1);

@@ -1,8 +1,7 @@
 /**
  * Holding a group commit's batch open from the outside, for tests of what a batch does: a
  * test-only trigger makes an insert whose title is `sleep S` sleep S seconds, one titled `hold`
- * wait for a lock the test holds (either holds its server's one commit slot), and one titled
- * `boom` fail.
+ * wait for a lock the test holds (`inOneBatch`), and one titled `boom` fail.
  */
 import pg from "pg";
 import { sql } from "./db.ts";
@@ -26,42 +25,8 @@ export async function installInsertHook(databaseUrl: string): Promise<void> {
   );
 }
 
-/** Waits until one session of the database waits as `waiting` says (of pg_stat_activity). */
-const oneSessionWaits = (databaseUrl: string, waiting: string) =>
-  waitFor(
-    async () =>
-      (
-        await sql<{ n: number }>(
-          databaseUrl,
-          `select count(*)::int n from pg_stat_activity where ${waiting}`,
-        )
-      )[0]?.n === 1,
-  );
-
-/** Waits until a `sleep` publish sleeps in its insert, holding the one slot. */
-export const holding = (databaseUrl: string) =>
-  oneSessionWaits(databaseUrl, "wait_event = 'PgSleep'");
-
-/**
- * Takes the lock a publish titled `hold` waits for in its insert: with it, a test holds the
- * server's one commit slot for as long as it needs, not for a guessed time, and lets it go once
- * what it sends meanwhile is waiting (`publishesWaiting`).
- */
-export async function holdLock(databaseUrl: string) {
-  const session = new pg.Client({ connectionString: databaseUrl });
-  await session.connect();
-  await session.query("select pg_advisory_lock($1)", [holdKey]);
-  return {
-    /** Waits until a `hold` publish waits for the lock in its insert, holding the slot. */
-    held: () =>
-      oneSessionWaits(databaseUrl, "wait_event_type = 'Lock' and wait_event = 'advisory'"),
-    /** Ends the session, and with it the lock: the `hold` publish commits, the next batch goes. */
-    release: () => session.end(),
-  };
-}
-
 /** Waits until `count` publishes wait for the server's commit slot (its gauge says so). */
-export async function publishesWaiting(serverUrl: string, count: number): Promise<void> {
+async function publishesWaiting(serverUrl: string, count: number): Promise<void> {
   let waiting: string | undefined;
   await waitFor(async () => {
     const scrape = await (await fetch(`${serverUrl}/metrics`)).text();
@@ -70,6 +35,41 @@ export async function publishesWaiting(serverUrl: string, count: number): Promis
   });
   if (waiting !== String(count)) {
     throw new Error(`expected ${count} publishes waiting for the slot, the gauge says ${waiting}`);
+  }
+}
+
+/**
+ * Makes the next batch of a server with one commit slot: `hold()` publishes a notification titled
+ * `hold`, whose insert waits for a lock the test holds, so it holds the slot for as long as it
+ * takes, not for a guessed time; then `send()` publishes, and once `count` publishes wait for
+ * the slot the lock goes and they form the next batch. Returns both answers unawaited.
+ */
+export async function inOneBatch<H, S>(
+  server: { url: string; databaseUrl: string },
+  hold: () => Promise<H>,
+  count: number,
+  send: () => Promise<S>,
+): Promise<{ held: Promise<H>; sent: Promise<S> }> {
+  const lock = new pg.Client({ connectionString: server.databaseUrl });
+  await lock.connect();
+  try {
+    await lock.query("select pg_advisory_lock($1)", [holdKey]);
+    const held = hold();
+    await waitFor(
+      async () =>
+        (
+          await sql<{ n: number }>(
+            server.databaseUrl,
+            "select count(*)::int n from pg_stat_activity where wait_event_type = 'Lock' and wait_event = 'advisory'",
+          )
+        )[0]?.n === 1,
+    );
+    const sent = send();
+    await publishesWaiting(server.url, count);
+    return { held, sent };
+  } finally {
+    // Ending the session lets the lock go: the `hold` publish commits, the next batch goes.
+    await lock.end();
   }
 }
 

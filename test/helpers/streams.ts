@@ -3,7 +3,8 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../../gen/herald/v1/inbox_service_pb.ts";
-import { ownerPassword } from "./server.ts";
+import { newAccount, type TestAccount } from "./accounts.ts";
+import { ownerPassword, type TestServer } from "./server.ts";
 
 export const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });
 
@@ -26,6 +27,22 @@ export async function signInStreamDevice(
   });
   if (topics.length) await devices.setTopicFilter({ topics }, bearer(deviceCredential));
   return { credential: deviceCredential, id: device?.id as string };
+}
+
+/** A new account with `count` stream devices signed in (named "<email> <i>"), and its devices. */
+export async function withStreamDevices(
+  server: TestServer,
+  email: string,
+  count: number,
+): Promise<{ account: TestAccount; devices: { credential: string; id: string }[] }> {
+  const account = await newAccount(server, email);
+  const devices = [];
+  for (let i = 0; i < count; i++) {
+    devices.push(
+      await signInStreamDevice(server.url, `${email} ${i}`, [], email, account.password),
+    );
+  }
+  return { account, devices };
 }
 
 /** Collects notification titles from a live stream until `count` arrived or `ms` passed. */

@@ -84,21 +84,21 @@ export async function fanOut(
        -- each notification's next targets, newest device first, read off device_account
        -- (account_id, id desc) from the cursor on: a chunk costs what it writes, not the
        -- account's every device
-       select t.id, r.device_id, r.platform
+       select t.id, r.device_id, r.platform,
+              row_number() over (order by t.id, r.device_id desc) as n
          from targets t cross join lateral (
            select d.id as device_id, d.platform from device d
             where d.account_id = t.account_id
               and d.id < coalesce(t.cursor, ${lastUuid})
               and ${reaches("d", "t.topic", "t.project")}
             order by d.id desc limit ?::int + 1) r
-        order by t.id, r.device_id desc limit ?::int + 1
+        order by n limit ?::int + 1
      ), cut as materialized (
        -- the first notification whose targets the chunk did not reach to the end
-       select id from reached order by id, device_id desc offset ? limit 1
+       select id from reached where n = ?::int + 1
      ), ins as (
        insert into delivery (notification_id, device_id, platform, next_attempt_at)
-       select r.id, r.device_id, r.platform, now()
-         from (select * from reached order by id, device_id desc limit ?) r
+       select id, device_id, platform, now() from reached where n <= ?::int
        on conflict do nothing
        returning notification_id, platform
      ), upd as (

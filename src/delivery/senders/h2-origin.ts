@@ -105,12 +105,11 @@ export class H2Origin {
   async #connection(): Promise<Connection> {
     for (;;) {
       if (this.#closed) throw new Error("the connection pool is closed");
-      const live = this.#connections;
-      const connecting = live.find((c) => !c.ready);
-      const ready = live.filter((c) => c.ready);
+      const connecting = this.#connections.find((c) => !c.ready);
+      const ready = this.#connections.filter((c) => c.ready);
       const free = ready.filter((c) => c.open < capacity(c)).sort((a, b) => a.open - b.open)[0];
       const halfFull = ready.every((c) => c.open * 2 >= capacity(c));
-      if (!connecting && live.length < this.#o.connections && halfFull) {
+      if (!connecting && this.#connections.length < this.#o.connections && halfFull) {
         const c = this.#connect();
         if (!free) {
           await c.settings;
