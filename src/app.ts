@@ -139,6 +139,7 @@ function createWorker(
     // Under the lease, so that a send still outstanding here is never claimed by another.
     sendTimeoutMs: Math.min(10_000, (config.deliveryLeaseSeconds * 1000) / 2),
     onOutcome: (platform, outcome) => metrics.deliveries.inc({ platform, outcome }),
+    onSent: (platform, seconds) => metrics.sendSeconds.observe({ platform }, seconds),
     onClaim: (seconds) => metrics.claimSeconds.observe(seconds),
     onSettle: (outcomes) => metrics.settleBatchSize.observe(outcomes),
     ackIntervalScale: config.ackIntervalScale,

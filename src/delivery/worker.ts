@@ -8,7 +8,8 @@
  * Sends are not awaited by the round that claimed them: a slow push service (or one device's
  * slow endpoint) must not hold up the fan-out of the next notification, live streams, or pushes
  * to other services. At most `maxInFlight` sends are outstanding; when that many are, the worker
- * claims no more until one finishes.
+ * claims no more until one finishes. Nor does a round wait for its sends to start: the next
+ * round's statements run while they do (`#startSends`).
  */
 import type { WorkerClock } from "../config.ts";
 import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../db/index.ts";
@@ -20,6 +21,7 @@ import { JobClock } from "./jobs/clock.ts";
 import { OutcomeWriter } from "./outcome-writer.ts";
 import { pushMessageOf } from "./push-message.ts";
 import { type Sender, sendWithin } from "./senders/sender.ts";
+import { warnIfSlow } from "./slow-round.ts";
 import { StatisticsRefresh } from "./statistics-refresh.ts";
 
 export interface WorkerOptions {
@@ -46,11 +48,11 @@ export interface WorkerOptions {
   clock: WorkerClock;
   /** Notifications sent again while awaiting acknowledgement (for the live streams). */
   onRepeated?: (ids: string[]) => void;
-  /** Told each claim's time in seconds, and each settle statement's outcomes (metrics). */
+  /** For metrics: each claim's time (s), settle's outcomes, send's outcome and time (s). */
   onClaim?: (seconds: number) => void;
   onSettle?: (outcomes: number) => void;
-  /** Told each send's outcome (sent, retry, failed, expired), for metrics. */
   onOutcome?: (platform: string, outcome: "sent" | "retry" | "failed" | "expired") => void;
+  onSent?: (platform: string, seconds: number) => void;
 }
 
 export class DeliveryWorker {
@@ -68,6 +70,9 @@ export class DeliveryWorker {
   /** Pushes were made outside this worker's fan-out (wake): claim in the next round. */
   #pushesDue = false;
   readonly #inFlight = new Set<Promise<void>>();
+  /** Claimed deliveries whose sends are being started, and how many are left (`#startSends`). */
+  #starting: Promise<void> = Promise.resolve();
+  #unstarted = 0;
   /** Sends in flight per account (the claim gives an account no more than its share). */
   readonly #busy = new Map<string, number>();
   readonly #outcomes: OutcomeWriter;
@@ -80,6 +85,7 @@ export class DeliveryWorker {
       perAccount: 400,
       sendTimeoutMs: 10_000,
       onOutcome: () => {},
+      onSent: () => {},
       onClaim: () => {},
       onSettle: () => {},
       onRepeated: () => {},
@@ -113,6 +119,7 @@ export class DeliveryWorker {
     this.#stopped = true;
     this.#wake?.();
     await this.#running;
+    await this.#starting;
     while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
   }
 
@@ -155,7 +162,7 @@ export class DeliveryWorker {
     // most every `claimRetries` ms. A full set of sends in flight claims nothing; the first one
     // to finish wakes the loop.
     const now = Date.now();
-    const room = Math.min(batch, this.#o.maxInFlight - this.#inFlight.size);
+    const room = Math.min(batch, this.#o.maxInFlight - this.#inFlight.size - this.#unstarted);
     const claim =
       room > 0 &&
       (pushes > 0 ||
@@ -172,30 +179,15 @@ export class DeliveryWorker {
     }
     const t3 = performance.now();
     if (claim) this.#o.onClaim((t3 - t1) / 1000);
-    // Starting a send costs CPU before its first byte leaves (Web Push encrypts each message):
-    // yield to the event loop every few, so the first requests are on the wire while the rest
-    // are prepared, instead of all of them waiting for the whole batch.
-    for (let i = 0; i < due.length; i++) {
-      const d = due[i] as DueDelivery;
-      this.#track(d.account_id, (release) => this.#deliver(d, release));
-      if (i % 25 === 24) await new Promise((r) => setImmediate(r));
-    }
+    // The previous round's sends were started while this round's statements ran: then these.
+    await this.#starting;
     const t4 = performance.now();
-    if (t4 - t0 > 1_000) {
-      const ms = (a: number, b: number) => Math.round(b - a);
-      this.#o.log.warn(
-        {
-          fanned_out: fanned.length,
-          claimed: due.length,
-          in_flight: this.#inFlight.size,
-          jobs_ms: ms(t0, tJobs),
-          fan_out_ms: ms(tJobs, t1),
-          claim_ms: ms(t1, t3),
-          start_sends_ms: ms(t3, t4),
-        },
-        "slow delivery round",
-      );
-    }
+    this.#starting = this.#startSends(due);
+    warnIfSlow(
+      this.#o.log,
+      { start: t0, jobs: tJobs, fanOut: t1, claim: t3, sendsStarted: t4 },
+      { fannedOut: fanned.length, claimed: due.length, inFlight: this.#inFlight.size },
+    );
     // A claim that found work may have been cut by an account's share rather than the batch:
     // claim again at once (an empty claim then ends the burst), not after an idle poll.
     return more || fanned.length === batch || (claim && due.length > 0);
@@ -207,12 +199,27 @@ export class DeliveryWorker {
   }
 
   /**
-   * Runs one delivery, counting it against its account's share until `release` (its send has
-   * been answered: the share bounds what one account has outstanding at the push services) and
-   * in the worker's in-flight set until its outcome is recorded.
+   * Starts the claimed deliveries' sends. They count against their accounts' shares at once (a
+   * claim running meanwhile sees them); starting one costs CPU before its first byte leaves (Web
+   * Push encrypts each message), so the loop yields every few: the first requests are on the
+   * wire while the rest are prepared, and the next round's statements proceed.
+   */
+  async #startSends(due: DueDelivery[]): Promise<void> {
+    for (const d of due) this.#busy.set(d.account_id, (this.#busy.get(d.account_id) ?? 0) + 1);
+    this.#unstarted = due.length;
+    for (let i = 0; i < due.length; i++) {
+      const d = due[i] as DueDelivery;
+      this.#unstarted -= 1;
+      this.#track(d.account_id, (release) => this.#deliver(d, release));
+      if (i % 25 === 24) await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  /**
+   * Runs one delivery, counted against its account's share (from `#startSends`) until `release`
+   * (its push service answered) and in the in-flight set until its outcome is recorded.
    */
   #track(account: string, run: (release: () => void) => Promise<void>): void {
-    this.#busy.set(account, (this.#busy.get(account) ?? 0) + 1);
     let released = false;
     const release = () => {
       if (released) return;
@@ -263,7 +270,9 @@ export class DeliveryWorker {
       return settle({ state: "failed", error: `no push channel for ${d.platform}` });
     }
     const message = pushMessageOf(d, until);
+    const started = performance.now();
     const result = await sendWithin(sender, message, token, this.#o.sendTimeoutMs, this.#o.log);
+    this.#o.onSent(d.platform, (performance.now() - started) / 1000);
     release();
     switch (result.kind) {
       case "ok":

@@ -31,6 +31,7 @@ export class Metrics {
   readonly publishBatchSize: Histogram;
   readonly claimSeconds: Histogram;
   readonly settleBatchSize: Histogram;
+  readonly sendSeconds: Histogram<"platform">;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -72,12 +73,23 @@ export class Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
+    this.sendSeconds = new Histogram({
+      name: "herald_push_send_duration_seconds",
+      help: "A push send from its start (the message built and encrypted) to its push service's answer, by platform",
+      labelNames: ["platform"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers,
+    });
     this.settleBatchSize = new Histogram({
       name: "herald_delivery_settle_batch_size",
       help: "Push send outcomes recorded together in one statement",
       buckets: [1, 10, 50, 100, 200, 500, 1000],
       registers,
     });
+    this.#gauges(sources, registers);
+  }
+
+  #gauges(sources: MetricSources, registers: PromRegistry[]): void {
     // Which process answered this scrape (several share one port; scrapes land on any).
     new Gauge({
       name: "herald_process_info",
@@ -85,10 +97,6 @@ export class Metrics {
       labelNames: ["pid"],
       registers,
     }).set({ pid: String(process.pid) }, 1);
-    this.#gauges(sources, registers);
-  }
-
-  #gauges(sources: MetricSources, registers: PromRegistry[]): void {
     // One query answers every queue gauge of a scrape.
     let stats: Promise<QueueStats> | undefined;
     const queue = () => {

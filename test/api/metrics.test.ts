@@ -113,6 +113,15 @@ describe("GET /metrics", () => {
     expect(
       await sample(`${server.url}/metrics`, "herald_delivery_settle_batch_size_sum"),
     ).toBeGreaterThanOrEqual(1);
+    // The send was timed until the push service answered, under its platform.
+    const send = 'herald_push_send_duration_seconds_count{platform="ios"}';
+    expect(await sample(`${server.url}/metrics`, send)).toBe(1);
+    expect(
+      await sample(
+        `${server.url}/metrics`,
+        'herald_push_send_duration_seconds_sum{platform="ios"}',
+      ),
+    ).toBeGreaterThan(0);
   });
 
   it("shows deliveries backing up: queue depth and the oldest due one's age", async () => {

@@ -54,7 +54,9 @@ async function addDevices(accountId: string, count: number): Promise<void> {
   }
 }
 
-/** The sums and counts of the worker's claim and settle histograms (GET /metrics). */
+const platforms = ["ios", "android", "web"];
+
+/** The sums and counts of the worker's claim, settle and send histograms (GET /metrics). */
 async function workerMetrics(): Promise<Record<string, number>> {
   const scrape = await (await fetch(`${url}/metrics`)).text();
   const names = [
@@ -62,6 +64,9 @@ async function workerMetrics(): Promise<Record<string, number>> {
     "herald_delivery_claim_duration_seconds_count",
     "herald_delivery_settle_batch_size_sum",
     "herald_delivery_settle_batch_size_count",
+    ...platforms.flatMap((p) =>
+      ["sum", "count"].map((k) => `herald_push_send_duration_seconds_${k}{platform="${p}"}`),
+    ),
   ];
   return Object.fromEntries(names.map((n) => [n, sampleOf(scrape, n)]));
 }
@@ -138,6 +143,11 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   log(
     `    worker: ${claims} claims, ${((d("herald_delivery_claim_duration_seconds_sum") / Math.max(claims, 1)) * 1000).toFixed(1)} ms each on average; ${settles} settle statements, ${(d("herald_delivery_settle_batch_size_sum") / Math.max(settles, 1)).toFixed(0)} outcomes each`,
   );
+  const sendMs = platforms.map((p) => {
+    const n = d(`herald_push_send_duration_seconds_count{platform="${p}"}`);
+    return `${p} ${((d(`herald_push_send_duration_seconds_sum{platform="${p}"}`) / Math.max(n, 1)) * 1000).toFixed(0)} ms`;
+  });
+  log(`    a send, from its start to the push service's answer, on average: ${sendMs.join(", ")}`);
   log(
     `    CPU over the round: the server processes (${servers.length}) ${cpu.servers.toFixed(2)} of a core, ${serverUs.toFixed(0)} µs a push; the fakes ${cpu.fakes.toFixed(2)}; the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()} cores`,
   );

@@ -47,7 +47,7 @@ export interface ClaimShare {
 
 /**
  * Claims up to `limit` push deliveries that are due, leasing them for `leaseSeconds`: the
- * oldest first, and of each account no more than its share allows.
+ * oldest first, and of each account no more than its share allows, and half its share at most.
  */
 export async function claimDue(
   db: Db,
@@ -56,6 +56,8 @@ export async function claimDue(
   share: ClaimShare,
 ): Promise<DueDelivery[]> {
   const busy = JSON.stringify(Object.fromEntries(share.busy));
+  // Half the share at most: the worker claims again while this claim's sends are being started.
+  const perClaim = Math.max(1, Math.ceil(share.perAccount / 2));
   // Accounts at their share are not even looked at: their due rows would fill the window.
   const full = [...share.busy].filter(([, n]) => n >= share.perAccount).map(([account]) => account);
   const rows = await db.execute<Record<string, unknown>[]>(
@@ -76,7 +78,7 @@ export async function claimDue(
        select notification_id, device_id from (
          select due.*, row_number() over (partition by account_id order by next_attempt_at) as r
            from due where not due.cancel_requested) ranked
-        where r <= ?::int - coalesce((?::jsonb ->> account_id::text)::int, 0)
+        where r <= least(?::int, ?::int - coalesce((?::jsonb ->> account_id::text)::int, 0))
      ), claimed as (
        update delivery d set locked_until = now() + make_interval(secs => ?),
               attempts = d.attempts + 1, updated_at = now()
@@ -89,7 +91,7 @@ export async function claimDue(
             dv.token_key_id, dv.token_box, dv.account_id, dv.quiet_tz, dv.quiet_start, dv.quiet_end
        from claimed c join notification n on n.id = c.notification_id
        join device dv on dv.id = c.device_id`,
-    [JSON.stringify(full), limit, share.perAccount, busy, leaseSeconds],
+    [JSON.stringify(full), limit, perClaim, share.perAccount, busy, leaseSeconds],
   );
   return rows.map((r) => ({
     ...(r as unknown as DueDelivery),
