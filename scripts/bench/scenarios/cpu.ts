@@ -95,11 +95,24 @@ export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
     // Where it goes: a second run under the profiler (which slows it a little), by owner.
     if (smoke && process.env.BENCH_CPU_PROFILE !== "1") continue;
     await measure(protocol, true);
-    const top = shares(join(outDir, `cpu-${protocol}.cpuprofile`)).byOwner.slice(0, 8);
+    const byOwner = shares(join(outDir, `cpu-${protocol}.cpuprofile`)).byOwner;
+    const top = byOwner.slice(0, 8);
     record(
       `CPU profile of a ${name} publish, by owner (self time)`,
       top.map(([owner, share]) => `${owner} ${(share * 100).toFixed(1)} %`).join(", "),
       top,
+    );
+    // The same shares as µs of the unprofiled run's CPU per publish: the profile's busy samples
+    // (all but idle) are that CPU, split by owner.
+    const busy = 1 - (byOwner.find(([owner]) => owner === "(idle)")?.[1] ?? 0);
+    const micros = byOwner
+      .filter(([owner]) => owner !== "(idle)")
+      .slice(0, 10)
+      .map(([owner, share]) => [owner, Math.round((share / busy) * r.microsPerPublish)] as const);
+    record(
+      `CPU per ${name} publish by owner, µs (of ${r.microsPerPublish})`,
+      micros.map(([owner, us]) => `${owner} ${us}`).join(", "),
+      micros,
     );
   }
   return results;
