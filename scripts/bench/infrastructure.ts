@@ -115,6 +115,16 @@ export async function startPeer(): Promise<string> {
   peers.push(peer.proc);
   return peer.url;
 }
+/**
+ * Stops the peers (scenario 3's second process): later scenarios measure one server process,
+ * the default of `npm start` on two cores (HERALD_PROCESSES: the cores but one).
+ */
+export async function stopPeers(): Promise<void> {
+  const stopping = peers.splice(0);
+  const exited = stopping.map((p) => new Promise((r) => p.once("exit", r)));
+  for (const p of stopping) p.kill("SIGTERM");
+  await Promise.all(exited);
+}
 /** Every server process's pid: the first, then its peers. */
 export const serverPids = (): number[] => [serverPid, ...peers.map((p) => p.pid as number)];
 export const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });

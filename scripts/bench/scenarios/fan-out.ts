@@ -8,7 +8,18 @@ import {
 import { uuidv7 } from "../../../src/domain/ids.ts";
 import { log, record, sampleOf, smoke } from "../context.ts";
 import { cpuMeter, machineMeter } from "../cpu-time.ts";
-import { apns, auth, db, fcm, quiesce, ring, serverPids, url, webPush } from "../infrastructure.ts";
+import {
+  apns,
+  auth,
+  db,
+  fcm,
+  quiesce,
+  ring,
+  serverPids,
+  stopPeers,
+  url,
+  webPush,
+} from "../infrastructure.ts";
 
 /** A device's row: 40 % iOS, 30 % Android, 30 % Web, its token sealed as Herald seals them. */
 function deviceRow(accountId: string, i: number): unknown[] {
@@ -161,6 +172,8 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
 export async function fanOut(): Promise<void> {
   // --- 4. fan-out to 1,000 devices ---------------------------------------------------------
   log("4. fan-out to 10,000 devices across fake APNs, FCM and Web Push");
+  // One server process, as `npm start` runs here, whether or not scenario 3 started a second.
+  await stopPeers();
   await quiesce();
   const fanDevices = smoke ? 30 : 10_000;
   const [{ account_id: accountId }] = (
