@@ -56,6 +56,8 @@ function entries(): Record<string, string> {
   const ops = readdirSync(join(root, "src/ops")).filter((f) => f.endsWith(".ts"));
   return Object.fromEntries([
     ["src/main", join(root, "src/main.ts")],
+    // Web Push's encryption thread (src/delivery/senders/web-push-encryptor.ts).
+    ["src/web-push-thread", join(root, "src/delivery/senders/web-push-thread.ts")],
     ...ops.map((f) => [`src/ops/${basename(f, ".ts")}`, join(root, "src/ops", f)]),
   ]);
 }

@@ -49,7 +49,7 @@ export function serve(config: Config): void {
       config,
       orm,
       tokenKeys: tokenKeys.ring,
-      senders: await createSenders(config),
+      senders: await createSenders(config, log),
       loggerInstance: log,
     });
     log.debug({ source: tokenKeys.source, key_id: tokenKeys.ring.current.id }, "token key ring");

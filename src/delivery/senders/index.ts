@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "../../config.ts";
+import type { Log } from "../../domain/log.ts";
 import { loadVapidKeys } from "../../ops/vapid-keys.ts";
 import { type Sender, unconfiguredSender } from "./sender.ts";
 import { createWebPushSender } from "./web-push.ts";
@@ -12,7 +13,7 @@ import { createWebPushSender } from "./web-push.ts";
  * APNs and FCM load their libraries only when configured: firebase-admin alone is tens of MB
  * that a server without Android devices never needs.
  */
-export async function createSenders(config: Config): Promise<Sender[]> {
+export async function createSenders(config: Config, log?: Log): Promise<Sender[]> {
   const { apns } = config;
   const { createApnsSender } = apns ? await import("./apns.ts") : { createApnsSender: undefined };
   const { createFcmSender } = config.fcmServiceAccountFile
@@ -34,6 +35,10 @@ export async function createSenders(config: Config): Promise<Sender[]> {
     config.fcmServiceAccountFile && createFcmSender
       ? createFcmSender({ serviceAccountFile: config.fcmServiceAccountFile })
       : unconfiguredSender("android", "FCM is not configured: set HERALD_FCM_SERVICE_ACCOUNT_FILE"),
-    createWebPushSender({ vapid: loadVapidKeys(config), allowPrivate: config.webPushAllowPrivate }),
+    createWebPushSender({
+      vapid: loadVapidKeys(config),
+      allowPrivate: config.webPushAllowPrivate,
+      ...(log && { log }),
+    }),
   ];
 }

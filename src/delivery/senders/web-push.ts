@@ -4,6 +4,7 @@
  * collapse id: a retried push replaces the first).
  */
 import { Agent, type Dispatcher } from "undici";
+import type { Log } from "../../domain/log.ts";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { webPushUrgency } from "../../domain/priority.ts";
 import { publicOnlyLookup } from "./push-address.ts";
@@ -15,12 +16,8 @@ import {
   type SendResult,
 } from "./sender.ts";
 import { type VapidKeys, vapidAuthorization } from "./vapid.ts";
-import {
-  encryptPayload,
-  type PushServiceError,
-  postPush,
-  type Subscription,
-} from "./web-push-request.ts";
+import { WebPushEncryptor } from "./web-push-encryptor.ts";
+import { type PushServiceError, postPush, type Subscription } from "./web-push-request.ts";
 
 /** The push service accepts about 4 KiB of ciphertext; ~3993 bytes of plaintext fit. */
 export const webPushPlaintextLimit = 3900;
@@ -34,6 +31,8 @@ export interface WebPushOptions {
   dispatcher?: Dispatcher;
   allowPrivate?: boolean;
   timeoutMs?: number;
+  /** Where the encryption thread's start and failures are told (web-push-encryptor.ts). */
+  log?: Log;
 }
 
 export function webPushPayload(msg: PushMessage): string {
@@ -84,6 +83,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
   const dispatcher =
     opts.dispatcher ?? pushServiceDispatcher(opts.allowPrivate ? {} : { lookup: publicOnlyLookup });
   const authorization = vapidAuthorization(opts.vapid);
+  const encryptor = new WebPushEncryptor(opts.log);
   return {
     platform: "web",
     publicKey: opts.vapid.publicKey,
@@ -92,7 +92,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
       const ttl = Math.max(0, Math.floor((msg.expiresAt.getTime() - Date.now()) / 1000));
       let body: Buffer;
       try {
-        body = encryptPayload(subscription, Buffer.from(webPushPayload(msg)));
+        body = await encryptor.encrypt(subscription.keys, webPushPayload(msg));
       } catch (err) {
         return { kind: "permanent", reason: `web push: ${(err as Error).message}` };
       }
@@ -136,6 +136,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
     },
     // The caller's dispatcher is the caller's to close; ours is closed here.
     close: async () => {
+      await encryptor.close();
       if (!opts.dispatcher) await dispatcher.destroy();
     },
   };
