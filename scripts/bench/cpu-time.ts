@@ -1,10 +1,76 @@
 /** CPU time, to say where the time goes when a target is missed. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
-/** A process's CPU seconds so far (user + system, from /proc; clock ticks of 1/100 s). */
+/** A /proc stat file's name (comm) and CPU seconds (user + system; clock ticks of 1/100 s). */
+function statOf(file: string): { comm: string; seconds: number } {
+  const stat = readFileSync(file, "utf8");
+  const close = stat.lastIndexOf(")");
+  const fields = stat.slice(close + 2).split(" ");
+  return {
+    comm: stat.slice(stat.indexOf("(") + 1, close),
+    seconds: (Number(fields[11]) + Number(fields[12])) / 100,
+  };
+}
+
+/** A process's CPU seconds so far, all its threads. */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return statOf(`/proc/${pid}/stat`).seconds;
+}
+
+/** CPU seconds of what `list` names, each read from `file(entry)`; entries gone are skipped. */
+function secondsBy(list: string[], file: (entry: string) => string) {
+  const out = new Map<string, { comm: string; seconds: number }>();
+  for (const entry of list) {
+    try {
+      out.set(entry, statOf(file(entry)));
+    } catch {
+      // ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/**
+ * A process's CPU by thread, summed by the threads' names: its event loop ("main"), and Node's
+ * other threads (worker_threads "WorkerThread", V8's GC and compiler helpers "V8Worker",
+ * libuv's pool "libuv-worker"); `shares()` says how much of one core each used since.
+ */
+export function threadMeter(pid: number) {
+  const read = () =>
+    secondsBy(readdirSync(`/proc/${pid}/task`), (tid) => `/proc/${pid}/task/${tid}/stat`);
+  const [before, t0] = [read(), performance.now()];
+  return {
+    shares(): [string, number][] {
+      const wall = (performance.now() - t0) / 1000;
+      const by = new Map<string, number>();
+      for (const [tid, now] of read()) {
+        const name = tid === String(pid) ? "main" : now.comm;
+        const used = now.seconds - (before.get(tid)?.seconds ?? 0);
+        by.set(name, (by.get(name) ?? 0) + used / wall);
+      }
+      return [...by].sort((a, b) => b[1] - a[1]);
+    },
+  };
+}
+
+/**
+ * Every process on the machine named `comm` (PostgreSQL's server and its backends), as shares
+ * of one core since the start; a process started meanwhile counts whole.
+ */
+export function commMeter(comm: string) {
+  const read = () => {
+    const pids = readdirSync("/proc").filter((e) => /^\d+$/.test(e));
+    const all = secondsBy(pids, (pid) => `/proc/${pid}/stat`);
+    return new Map([...all].filter(([, s]) => s.comm === comm));
+  };
+  const [before, t0] = [read(), performance.now()];
+  return {
+    share(): number {
+      let used = 0;
+      for (const [pid, now] of read()) used += now.seconds - (before.get(pid)?.seconds ?? 0);
+      return used / ((performance.now() - t0) / 1000);
+    },
+  };
 }
 
 /** Starts counting a process's CPU; `share()` says how much of one core it used since. */

@@ -7,7 +7,7 @@ import {
 } from "../../../src/domain/credentials.ts";
 import { uuidv7 } from "../../../src/domain/ids.ts";
 import { log, record, sampleOf, smoke } from "../context.ts";
-import { cpuMeter, machineMeter } from "../cpu-time.ts";
+import { commMeter, cpuMeter, machineMeter, threadMeter } from "../cpu-time.ts";
 import {
   apns,
   auth,
@@ -115,7 +115,12 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   const atFakes = () => fakes.reduce((n, f, i) => n + f.received.length - (fakesBefore[i] ?? 0), 0);
   const before = await workerMetrics();
   const servers = serverPids().map(cpuMeter);
-  const [fakesCpu, machine] = [cpuMeter(process.pid), machineMeter()];
+  const threads = serverPids().map(threadMeter);
+  const [fakesCpu, machine, postgres] = [
+    cpuMeter(process.pid),
+    machineMeter(),
+    commMeter("postgres"),
+  ];
   const t0 = performance.now();
   const fanRes = await fetch(`${url}/v1/notify`, {
     method: "POST",
@@ -143,8 +148,17 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   const cpu = {
     servers: servers.reduce((sum, m) => sum + m.share(), 0),
     fakes: fakesCpu.share(),
+    postgres: postgres.share(),
     machine: machine.cores(),
   };
+  // The server's threads: its event loop, Web Push's encryption thread, V8's GC helpers.
+  const byThread = threads.map((t) =>
+    t
+      .shares()
+      .filter(([, share]) => share >= 0.01)
+      .map(([name, share]) => `${name} ${share.toFixed(2)}`)
+      .join(", "),
+  );
   const serverUs = (servers.reduce((sum, m) => sum + m.seconds(), 0) / fanDevices) * 1e6;
   // The worker's statements meanwhile: its claims (each a statement's time) and its settles.
   const after = await workerMetrics();
@@ -160,12 +174,12 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   });
   log(`    a send, from its start to the push service's answer, on average: ${sendMs.join(", ")}`);
   log(
-    `    CPU over the round: the server processes (${servers.length}) ${cpu.servers.toFixed(2)} of a core, ${serverUs.toFixed(0)} µs a push; the fakes ${cpu.fakes.toFixed(2)}; the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()} cores`,
+    `    CPU over the round, in cores: the server processes (${servers.length}) ${cpu.servers.toFixed(2)}, ${serverUs.toFixed(0)} µs a push (by thread: ${byThread.join("; ")}); the fakes ${cpu.fakes.toFixed(2)}; PostgreSQL ${cpu.postgres.toFixed(2)}; the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()}`,
   );
   record(
     `fan-out to ${fanDevices} devices, ${round} provider connections`,
-    `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}); all at the fakes in ${Math.round(fakesMs)} ms (they saw ${atFakes()}); CPU meanwhile: the server processes (${servers.length}) ${cpu.servers.toFixed(2)} of a core (${serverUs.toFixed(0)} µs a push), the fakes ${cpu.fakes.toFixed(2)}, the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()} cores`,
-    { ms: fanMs, atFakesMs: fakesMs, states, cpu, serverUsPerPush: serverUs },
+    `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}); all at the fakes in ${Math.round(fakesMs)} ms (they saw ${atFakes()}); CPU meanwhile: the server processes (${servers.length}) ${cpu.servers.toFixed(2)} of a core (${serverUs.toFixed(0)} µs a push), the fakes ${cpu.fakes.toFixed(2)}, PostgreSQL ${cpu.postgres.toFixed(2)}, the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()} cores`,
+    { ms: fanMs, atFakesMs: fakesMs, states, cpu, byThread, serverUsPerPush: serverUs },
   );
 }
 
