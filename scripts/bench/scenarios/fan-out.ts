@@ -108,19 +108,58 @@ async function settledAfter(t0: number, fanId: string, fanDevices: number, atFak
   return { fakesMs, fanMs: Number.NaN };
 }
 
+/**
+ * Where the time goes over a round, as shares of one core: the server's CPU (claim, open tokens,
+ * build and encrypt, send, settle) by thread (its event loop, Web Push's encryption thread,
+ * V8's GC helpers), the fakes' (in this process), PostgreSQL's and the machine's.
+ */
+function roundCpu() {
+  const servers = serverPids().map(cpuMeter);
+  const threads = serverPids().map(threadMeter);
+  const [fakes, machine, postgres] = [cpuMeter(process.pid), machineMeter(), commMeter("postgres")];
+  return (pushes: number) => {
+    const cpu = {
+      servers: servers.reduce((sum, m) => sum + m.share(), 0),
+      fakes: fakes.share(),
+      postgres: postgres.share(),
+      machine: machine.cores(),
+    };
+    const byThread = threads.map((t) =>
+      t
+        .shares()
+        .filter(([, share]) => share >= 0.01)
+        .map(([name, share]) => `${name} ${share.toFixed(2)}`)
+        .join(", "),
+    );
+    const serverUs = (servers.reduce((sum, m) => sum + m.seconds(), 0) / pushes) * 1e6;
+    const line = `the server processes (${servers.length}) ${cpu.servers.toFixed(2)} of a core (${serverUs.toFixed(0)} µs a push), the fakes ${cpu.fakes.toFixed(2)}, PostgreSQL ${cpu.postgres.toFixed(2)}, the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()} cores`;
+    log(`    CPU over the round: ${line}; the server's by thread: ${byThread.join("; ")}`);
+    return { cpu, byThread, serverUs, line };
+  };
+}
+
+/** The worker's statements over a round (its claims, each a statement's time, and its settles) and its sends. */
+function logWorker(before: Record<string, number>, after: Record<string, number>): void {
+  const d = (n: string) => (after[n] ?? 0) - (before[n] ?? 0);
+  const claims = d("herald_delivery_claim_duration_seconds_count");
+  const settles = d("herald_delivery_settle_batch_size_count");
+  log(
+    `    worker: ${claims} claims, ${((d("herald_delivery_claim_duration_seconds_sum") / Math.max(claims, 1)) * 1000).toFixed(1)} ms each on average; ${settles} settle statements, ${(d("herald_delivery_settle_batch_size_sum") / Math.max(settles, 1)).toFixed(0)} outcomes each`,
+  );
+  const sendMs = platforms.map((p) => {
+    const n = d(`herald_push_send_duration_seconds_count{platform="${p}"}`);
+    return `${p} ${((d(`herald_push_send_duration_seconds_sum{platform="${p}"}`) / Math.max(n, 1)) * 1000).toFixed(0)} ms`;
+  });
+  log(`    a send, from its start to the push service's answer, on average: ${sendMs.join(", ")}`);
+}
+
 /** One fan-out, timed from the publish until every copy settled at the fakes. */
 async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   const fakes = [apns, fcm, webPush];
   const fakesBefore = fakes.map((f) => f.received.length);
   const atFakes = () => fakes.reduce((n, f, i) => n + f.received.length - (fakesBefore[i] ?? 0), 0);
   const before = await workerMetrics();
-  const servers = serverPids().map(cpuMeter);
-  const threads = serverPids().map(threadMeter);
-  const [fakesCpu, machine, postgres] = [
-    cpuMeter(process.pid),
-    machineMeter(),
-    commMeter("postgres"),
-  ];
+  const cpuOfRound = roundCpu();
   const t0 = performance.now();
   const fanRes = await fetch(`${url}/v1/notify`, {
     method: "POST",
@@ -143,42 +182,11 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
     [fanId],
   );
   log(`    per platform: ${JSON.stringify(perPlatform)}`);
-  // Where the time goes: the server's CPU (claim, open tokens, build and encrypt, send, settle)
-  // against the fakes' (in this process), as shares of one core over the round.
-  const cpu = {
-    servers: servers.reduce((sum, m) => sum + m.share(), 0),
-    fakes: fakesCpu.share(),
-    postgres: postgres.share(),
-    machine: machine.cores(),
-  };
-  // The server's threads: its event loop, Web Push's encryption thread, V8's GC helpers.
-  const byThread = threads.map((t) =>
-    t
-      .shares()
-      .filter(([, share]) => share >= 0.01)
-      .map(([name, share]) => `${name} ${share.toFixed(2)}`)
-      .join(", "),
-  );
-  const serverUs = (servers.reduce((sum, m) => sum + m.seconds(), 0) / fanDevices) * 1e6;
-  // The worker's statements meanwhile: its claims (each a statement's time) and its settles.
-  const after = await workerMetrics();
-  const d = (n: string) => (after[n] ?? 0) - (before[n] ?? 0);
-  const claims = d("herald_delivery_claim_duration_seconds_count");
-  const settles = d("herald_delivery_settle_batch_size_count");
-  log(
-    `    worker: ${claims} claims, ${((d("herald_delivery_claim_duration_seconds_sum") / Math.max(claims, 1)) * 1000).toFixed(1)} ms each on average; ${settles} settle statements, ${(d("herald_delivery_settle_batch_size_sum") / Math.max(settles, 1)).toFixed(0)} outcomes each`,
-  );
-  const sendMs = platforms.map((p) => {
-    const n = d(`herald_push_send_duration_seconds_count{platform="${p}"}`);
-    return `${p} ${((d(`herald_push_send_duration_seconds_sum{platform="${p}"}`) / Math.max(n, 1)) * 1000).toFixed(0)} ms`;
-  });
-  log(`    a send, from its start to the push service's answer, on average: ${sendMs.join(", ")}`);
-  log(
-    `    CPU over the round, in cores: the server processes (${servers.length}) ${cpu.servers.toFixed(2)}, ${serverUs.toFixed(0)} µs a push (by thread: ${byThread.join("; ")}); the fakes ${cpu.fakes.toFixed(2)}; PostgreSQL ${cpu.postgres.toFixed(2)}; the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()}`,
-  );
+  const { cpu, byThread, serverUs, line } = cpuOfRound(fanDevices);
+  logWorker(before, await workerMetrics());
   record(
     `fan-out to ${fanDevices} devices, ${round} provider connections`,
-    `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}); all at the fakes in ${Math.round(fakesMs)} ms (they saw ${atFakes()}); CPU meanwhile: the server processes (${servers.length}) ${cpu.servers.toFixed(2)} of a core (${serverUs.toFixed(0)} µs a push), the fakes ${cpu.fakes.toFixed(2)}, PostgreSQL ${cpu.postgres.toFixed(2)}, the machine ${cpu.machine.toFixed(2)} of ${availableParallelism()} cores`,
+    `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}); all at the fakes in ${Math.round(fakesMs)} ms (they saw ${atFakes()}); CPU meanwhile: ${line}`,
     { ms: fanMs, atFakesMs: fakesMs, states, cpu, byThread, serverUsPerPush: serverUs },
   );
 }
