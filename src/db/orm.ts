@@ -4,6 +4,7 @@
  * through `Db` (docs/decisions.md, "One ORM story").
  */
 import { MikroORM } from "@mikro-orm/postgresql";
+import type { QueryResultRow } from "pg";
 import { Account } from "./entities/account.ts";
 import { ApiKey } from "./entities/api-key.ts";
 import { CliToken } from "./entities/cli-token.ts";
@@ -59,4 +60,21 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
   await orm.migrator.up(opts.migrateTo === undefined ? undefined : { to: opts.migrateTo });
   if (opts.migrateTo === undefined) await applyWebhookFunctions(orm.em.getConnection());
   return orm;
+}
+
+/**
+ * A statement sent through pg itself, its parameters bound ($1, $2, …) rather than formatted into
+ * the text as `Db.execute` does (MikroORM escapes each string parameter character by character:
+ * a settle's JSON of a hundred outcomes was 8 % of a fan-out's allocations). With a `name`, a
+ * prepared statement: each connection parses and plans it once.
+ */
+export async function bound<Row extends QueryResultRow>(
+  db: Db,
+  text: string,
+  values: unknown[],
+  name?: string,
+): Promise<Row[]> {
+  const pool = await db.getNativeClient();
+  const res = await pool.query<Row>(name ? { name, text, values } : { text, values });
+  return res.rows;
 }

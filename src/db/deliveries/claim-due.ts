@@ -5,7 +5,7 @@
  */
 import type { StoredAction } from "../../domain/actions.ts";
 import { type Shown, shownFields } from "../../domain/notification.ts";
-import type { Db } from "../orm.ts";
+import { bound, type Db } from "../orm.ts";
 import { canceledByPublisher } from "./settle.ts";
 
 /** A leased push delivery with what its sender needs: the notification and the sealed token. */
@@ -60,14 +60,15 @@ export async function claimDue(
   const perClaim = Math.max(1, Math.ceil(share.perAccount / 2));
   // Accounts at their share are not even looked at: their due rows would fill the window.
   const full = [...share.busy].filter(([, n]) => n >= share.perAccount).map(([account]) => account);
-  const rows = await db.execute<Record<string, unknown>[]>(
+  const rows = await bound<Record<string, unknown>>(
+    db,
     `with due as (
        select d.notification_id, d.device_id, d.next_attempt_at, d.cancel_requested, dv.account_id
          from delivery d join device dv on dv.id = d.device_id
         where d.state = 'pending' and d.platform <> 'stream' and d.next_attempt_at <= now()
           and (d.locked_until is null or d.locked_until < now())
-          and not (?::jsonb @> to_jsonb(dv.account_id::text))
-        order by d.next_attempt_at limit ? for update of d skip locked
+          and not ($1::jsonb @> to_jsonb(dv.account_id::text))
+        order by d.next_attempt_at limit $2 for update of d skip locked
      ), withdrawn as (
        -- canceled while on the wire with a worker that died: not tried again
        update delivery d set state = 'canceled', last_error = '${canceledByPublisher}',
@@ -78,9 +79,9 @@ export async function claimDue(
        select notification_id, device_id from (
          select due.*, row_number() over (partition by account_id order by next_attempt_at) as r
            from due where not due.cancel_requested) ranked
-        where r <= least(?::int, ?::int - coalesce((?::jsonb ->> account_id::text)::int, 0))
+        where r <= least($3::int, $4::int - coalesce(($5::jsonb ->> account_id::text)::int, 0))
      ), claimed as (
-       update delivery d set locked_until = now() + make_interval(secs => ?),
+       update delivery d set locked_until = now() + make_interval(secs => $6),
               attempts = d.attempts + 1, updated_at = now()
          from fair where d.notification_id = fair.notification_id and d.device_id = fair.device_id
        returning d.notification_id, d.device_id, d.platform, d.attempts

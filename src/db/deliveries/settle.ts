@@ -2,7 +2,7 @@
  * The settle: the outcomes of many sends recorded in one statement (a worker's sends finish
  * together, and a thousand single-row updates would cost a thousand round trips).
  */
-import type { Db } from "../orm.ts";
+import { bound, type Db } from "../orm.ts";
 
 export type Outcome =
   | { state: "sent" }
@@ -33,14 +33,15 @@ export async function settle(
     e: o.state === "sent" ? "" : o.error,
     t: o.state === "pending" ? o.nextAttemptAt.toISOString() : null,
   }));
-  await db.execute(
+  await bound(
+    db,
     `update delivery d set locked_until = null, updated_at = now(), cancel_requested = false,
             state = case when o.s = 'pending' and d.cancel_requested then 'canceled' else o.s end,
             last_error = case when o.s = 'pending' and d.cancel_requested
                               then '${canceledByPublisher}' else o.e end,
             next_attempt_at = coalesce(o.t, d.next_attempt_at),
             sent_at = case when o.s = 'sent' then now() else d.sent_at end
-       from json_to_recordset(?::json) as o(n uuid, d uuid, s text, e text, t timestamptz)
+       from json_to_recordset($1::json) as o(n uuid, d uuid, s text, e text, t timestamptz)
       where d.notification_id = o.n and d.device_id = o.d and d.state = 'pending'`,
     [JSON.stringify(rows)],
   );

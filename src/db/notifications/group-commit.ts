@@ -18,7 +18,7 @@
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { isDatabaseUnavailable } from "../errors.ts";
-import type { Orm } from "../orm.ts";
+import { bound, type Orm } from "../orm.ts";
 import { notificationColumns, notificationColumnsOf, recordsetColumns } from "./codec.ts";
 import { announcementOf, reaches } from "./fan-out.ts";
 import { feedNewsOf } from "./feed-news.ts";
@@ -197,17 +197,16 @@ export class GroupCommitter {
   async #commit(batch: Pending[]): Promise<void> {
     let rows: Row[];
     try {
-      const pool = await this.#orm.em.getConnection().getNativeClient();
-      const res = await pool.query<Row>({
-        name: "herald_group_commit",
-        text: batchStatement,
-        values: [
+      rows = await bound<Row>(
+        this.#orm.em.getConnection(),
+        batchStatement,
+        [
           JSON.stringify(batch.map(input)),
           this.#o.fanOutAtCommit,
           this.#o.fanOutAtCommit * batchShare,
         ],
-      });
-      rows = res.rows;
+        "herald_group_commit",
+      );
     } catch (err) {
       // Down is down for every one of them; anything else is retried one by one, so that one
       // bad row fails its own request alone.
