@@ -153,12 +153,22 @@ function logWorker(before: Record<string, number>, after: Record<string, number>
   log(`    a send, from its start to the push service's answer, on average: ${sendMs.join(", ")}`);
 }
 
+/** PostgreSQL's WAL so far (pg_stat_wal): records, full-page images and bytes. */
+async function walNow(): Promise<{ records: number; fpi: number; bytes: number }> {
+  const { rows } = await db.query<{ records: string; fpi: string; bytes: string }>(
+    "select wal_records as records, wal_fpi as fpi, wal_bytes as bytes from pg_stat_wal",
+  );
+  const r = rows[0];
+  return { records: Number(r?.records), fpi: Number(r?.fpi), bytes: Number(r?.bytes) };
+}
+
 /** One fan-out, timed from the publish until every copy settled at the fakes. */
 async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   const fakes = [apns, fcm, webPush];
   const fakesBefore = fakes.map((f) => f.received.length);
   const atFakes = () => fakes.reduce((n, f, i) => n + f.received.length - (fakesBefore[i] ?? 0), 0);
   const before = await workerMetrics();
+  const walBefore = await walNow();
   const cpuOfRound = roundCpu();
   const t0 = performance.now();
   const fanRes = await fetch(`${url}/v1/notify`, {
@@ -184,6 +194,10 @@ async function fanOutOnce(round: string, fanDevices: number): Promise<void> {
   log(`    per platform: ${JSON.stringify(perPlatform)}`);
   const { cpu, byThread, serverUs, line } = cpuOfRound(fanDevices);
   logWorker(before, await workerMetrics());
+  const wal = await walNow();
+  log(
+    `    PostgreSQL's WAL over the round: ${((wal.bytes - walBefore.bytes) / 1e6).toFixed(1)} MB, ${wal.records - walBefore.records} records, ${wal.fpi - walBefore.fpi} full-page images`,
+  );
   record(
     `fan-out to ${fanDevices} devices, ${round} provider connections`,
     `all settled in ${Math.round(fanMs)} ms (${states.map((s) => `${s.n} ${s.state}`).join(", ")}); all at the fakes in ${Math.round(fakesMs)} ms (they saw ${atFakes()}); CPU meanwhile: ${line}`,

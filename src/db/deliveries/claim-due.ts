@@ -46,6 +46,52 @@ export interface ClaimShare {
 }
 
 /**
+ * The claim, one statement: $1 the accounts at their share (not even looked at: their due rows
+ * would fill the window), $2 the window, $3 the most one claim gives an account, $4 the share,
+ * $5 what each account has in flight, $6 the lease in seconds. Each claimed row's device and
+ * notification are read by key (`lateral … offset 0`, which the planner cannot turn into a
+ * join): as joins, on PostgreSQL 18 after a full benchmark's publishes (350,000 notifications,
+ * statistics from before the fan-out) the plan expected 35,200 claimed rows for 200 and read
+ * the whole notification index each claim, 140-200 ms (`auto_explain`); read by key, 1.6 ms on
+ * average (BENCHMARKS.md, twentieth session; test/api/claim-plan.test.ts).
+ */
+export const claimStatement = `with due as (
+  select d.notification_id, d.device_id, d.next_attempt_at, d.cancel_requested, dv.account_id
+    from delivery d
+   cross join lateral (select account_id from device where id = d.device_id offset 0) dv
+   where d.state = 'pending' and d.platform <> 'stream' and d.next_attempt_at <= now()
+     and (d.locked_until is null or d.locked_until < now())
+     and not ($1::jsonb @> to_jsonb(dv.account_id::text))
+   order by d.next_attempt_at limit $2 for update of d skip locked
+), withdrawn as (
+  -- canceled while on the wire with a worker that died: not tried again
+  update delivery d set state = 'canceled', last_error = '${canceledByPublisher}',
+         locked_until = null, cancel_requested = false, updated_at = now()
+    from due where due.cancel_requested
+     and d.notification_id = due.notification_id and d.device_id = due.device_id
+), fair as (
+  select notification_id, device_id from (
+    select due.*, row_number() over (partition by account_id order by next_attempt_at) as r
+      from due where not due.cancel_requested) ranked
+   where r <= least($3::int, $4::int - coalesce(($5::jsonb ->> account_id::text)::int, 0))
+), claimed as (
+  update delivery d set locked_until = now() + make_interval(secs => $6),
+         attempts = d.attempts + 1, updated_at = now()
+    from fair where d.notification_id = fair.notification_id and d.device_id = fair.device_id
+  returning d.notification_id, d.device_id, d.platform, d.attempts
+)
+select c.*, n.*, dv.*
+  from claimed c
+ cross join lateral (
+   select ${shownColumns}, n.project_id, n.created_at, n.expires_at,
+          (n.require_ack and n.acknowledged_at is null) as awaits_ack,
+          case when n.acknowledged_at is null then n.actions end as actions
+     from notification n where n.id = c.notification_id offset 0) n
+ cross join lateral (
+   select dv.token_key_id, dv.token_box, dv.account_id, dv.quiet_tz, dv.quiet_start, dv.quiet_end
+     from device dv where dv.id = c.device_id offset 0) dv`;
+
+/**
  * Claims up to `limit` push deliveries that are due, leasing them for `leaseSeconds`: the
  * oldest first, and of each account no more than its share allows, and half its share at most.
  */
@@ -58,42 +104,15 @@ export async function claimDue(
   const busy = JSON.stringify(Object.fromEntries(share.busy));
   // Half the share at most: the worker claims again while this claim's sends are being started.
   const perClaim = Math.max(1, Math.ceil(share.perAccount / 2));
-  // Accounts at their share are not even looked at: their due rows would fill the window.
   const full = [...share.busy].filter(([, n]) => n >= share.perAccount).map(([account]) => account);
-  const rows = await bound<Record<string, unknown>>(
-    db,
-    `with due as (
-       select d.notification_id, d.device_id, d.next_attempt_at, d.cancel_requested, dv.account_id
-         from delivery d join device dv on dv.id = d.device_id
-        where d.state = 'pending' and d.platform <> 'stream' and d.next_attempt_at <= now()
-          and (d.locked_until is null or d.locked_until < now())
-          and not ($1::jsonb @> to_jsonb(dv.account_id::text))
-        order by d.next_attempt_at limit $2 for update of d skip locked
-     ), withdrawn as (
-       -- canceled while on the wire with a worker that died: not tried again
-       update delivery d set state = 'canceled', last_error = '${canceledByPublisher}',
-              locked_until = null, cancel_requested = false, updated_at = now()
-         from due where due.cancel_requested
-          and d.notification_id = due.notification_id and d.device_id = due.device_id
-     ), fair as (
-       select notification_id, device_id from (
-         select due.*, row_number() over (partition by account_id order by next_attempt_at) as r
-           from due where not due.cancel_requested) ranked
-        where r <= least($3::int, $4::int - coalesce(($5::jsonb ->> account_id::text)::int, 0))
-     ), claimed as (
-       update delivery d set locked_until = now() + make_interval(secs => $6),
-              attempts = d.attempts + 1, updated_at = now()
-         from fair where d.notification_id = fair.notification_id and d.device_id = fair.device_id
-       returning d.notification_id, d.device_id, d.platform, d.attempts
-     )
-     select c.*, ${shownColumns}, n.project_id, n.created_at, n.expires_at,
-            (n.require_ack and n.acknowledged_at is null) as awaits_ack,
-            case when n.acknowledged_at is null then n.actions end as actions,
-            dv.token_key_id, dv.token_box, dv.account_id, dv.quiet_tz, dv.quiet_start, dv.quiet_end
-       from claimed c join notification n on n.id = c.notification_id
-       join device dv on dv.id = c.device_id`,
-    [JSON.stringify(full), limit, perClaim, share.perAccount, busy, leaseSeconds],
-  );
+  const rows = await bound<Record<string, unknown>>(db, claimStatement, [
+    JSON.stringify(full),
+    limit,
+    perClaim,
+    share.perAccount,
+    busy,
+    leaseSeconds,
+  ]);
   return rows.map((r) => ({
     ...(r as unknown as DueDelivery),
     created_at: new Date(r.created_at as string),
