@@ -2,25 +2,19 @@
  * A worker killed with SIGKILL in the middle of a batch: every delivery still completes, each
  * push arriving once, or again with the same collapse id (Web Push `Topic`).
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import webpush from "web-push";
-import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { buildApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/orm.ts";
 import { unconfiguredSender } from "../../src/delivery/senders/sender.ts";
 import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
-import { testCertificate } from "../fakes/tls.ts";
 import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
 import { freshDatabase, sql } from "../helpers/db.ts";
 import { body } from "../helpers/http.ts";
 import { spawnHerald, waitForKey } from "../helpers/process.ts";
 import { testTokenKeys } from "../helpers/server.ts";
+import { subscribeBrowsers, webPushHeraldEnv } from "../helpers/web-push-herald.ts";
 
 let fake: FakeWebPush;
 beforeAll(async () => {
@@ -29,58 +23,19 @@ beforeAll(async () => {
 afterAll(async () => fake.close());
 
 const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com" };
-const tokenKeyEnv = {
-  HERALD_TOKEN_KEYS: testTokenKeys.keys.map((k) => `${k.id}:${k.key.toString("base64")}`).join(","),
-  HERALD_TOKEN_INDEX_KEY: Buffer.alloc(32, 9).toString("base64"),
-};
 
 describe("a worker killed mid-batch", () => {
   it("leaves nothing undelivered: another worker finishes after the lease, same collapse ids", async () => {
     const databaseUrl = await freshDatabase();
-    const dir = mkdtempSync(join(tmpdir(), "herald-crash-"));
-    const caFile = join(dir, "ca.pem");
-    writeFileSync(caFile, (await testCertificate()).cert);
-    const password = "crash test password";
+    const owner = { email: "crash@example.com", password: "crash test password" };
     fake.hold(5000); // the push service is slow: the batch is in flight when the worker dies
     const herald = await spawnHerald({
       DATABASE_URL: databaseUrl,
-      HERALD_BOOTSTRAP: "1",
-      HERALD_OWNER_EMAIL: "crash@example.com",
-      HERALD_OWNER_PASSWORD: password,
-      HERALD_DATA_DIR: dir,
-      HERALD_VAPID_PUBLIC_KEY: vapid.publicKey,
-      HERALD_VAPID_PRIVATE_KEY: vapid.privateKey,
+      ...(await webPushHeraldEnv(owner.email, owner.password)),
       HERALD_DELIVERY_LEASE_SECONDS: "2",
-      // The fake push service listens on 127.0.0.1.
-      HERALD_WEB_PUSH_HOSTS: "127.0.0.1",
-      HERALD_WEB_PUSH_ALLOW_PRIVATE: "1",
-      NODE_EXTRA_CA_CERTS: caFile,
-      ...tokenKeyEnv,
     });
     const apiKey = await waitForKey(herald);
-    const devices = createClient(
-      DeviceService,
-      createConnectTransport({ baseUrl: herald.url, httpVersion: "1.1" }),
-    );
-    const subs = [];
-    for (let i = 0; i < 4; i++) {
-      const { deviceCredential } = await devices.signInDevice({
-        method: { case: "password", value: { email: "crash@example.com", password } },
-        name: `browser ${i}`,
-        platform: "web",
-      });
-      const sub = fake.subscribe();
-      subs.push(sub);
-      await devices.registerChannel(
-        {
-          channel: {
-            case: "webPush",
-            value: { endpoint: sub.endpoint, p256dh: sub.p256dh, auth: sub.auth },
-          },
-        },
-        { headers: { authorization: `Bearer ${deviceCredential}` } },
-      );
-    }
+    const subs = await subscribeBrowsers(herald.url, owner, fake, 4);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`${herald.url}/v1/notify`, {
