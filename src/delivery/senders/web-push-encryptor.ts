@@ -68,6 +68,7 @@ export class WebPushEncryptor {
   #batches = new Map<number, Pending[]>();
   #nextId = 0;
   #idle: NodeJS.Timeout | undefined;
+  #closed = false;
 
   constructor(log?: Log) {
     this.#log = log;
@@ -86,8 +87,8 @@ export class WebPushEncryptor {
 
   #flush(): void {
     this.#flushing = false;
-    const thread =
-      this.#queue.length < batchFrom && this.#batches.size === 0 ? undefined : this.#start();
+    const alone = this.#queue.length < batchFrom && this.#batches.size === 0;
+    const thread = alone || this.#closed ? undefined : this.#start();
     if (!thread) {
       this.#inPlace(this.#queue.splice(0));
       return;
@@ -154,9 +155,12 @@ export class WebPushEncryptor {
     const held = [...this.#batches.values()].flat();
     this.#batches.clear();
     this.#inPlace(held);
+    // What waited for room on it goes too (to a new thread, or here once closed).
+    if (this.#queue.length > 0) this.#flush();
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     clearTimeout(this.#idle);
     await this.#thread?.terminate();
   }
