@@ -153,11 +153,13 @@ function logWorker(before: Record<string, number>, after: Record<string, number>
   log(`    a send, from its start to the push service's answer, on average: ${sendMs.join(", ")}`);
 }
 
-/** PostgreSQL's WAL so far (pg_stat_wal): records, full-page images and bytes. */
+/** PostgreSQL's WAL so far (pg_stat_wal, PostgreSQL 14 and later; NaN before): records, full-page images and bytes. */
 async function walNow(): Promise<{ records: number; fpi: number; bytes: number }> {
-  const { rows } = await db.query<{ records: string; fpi: string; bytes: string }>(
-    "select wal_records as records, wal_fpi as fpi, wal_bytes as bytes from pg_stat_wal",
-  );
+  const { rows } = await db
+    .query<{ records: string; fpi: string; bytes: string }>(
+      "select wal_records as records, wal_fpi as fpi, wal_bytes as bytes from pg_stat_wal",
+    )
+    .catch(() => ({ rows: [] }));
   const r = rows[0];
   return { records: Number(r?.records), fpi: Number(r?.fpi), bytes: Number(r?.bytes) };
 }
