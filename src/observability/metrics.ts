@@ -75,7 +75,7 @@ export class Metrics {
     });
     this.sendSeconds = new Histogram({
       name: "herald_push_send_duration_seconds",
-      help: "A push send from its start (the message built and encrypted) to its push service's answer, by platform",
+      help: "A push send from its start (the message built) to its push service's answer, Web Push's encryption included, by platform",
       labelNames: ["platform"],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
       registers,

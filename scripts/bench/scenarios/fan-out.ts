@@ -114,8 +114,8 @@ async function settledAfter(t0: number, fanId: string, fanDevices: number, atFak
  * V8's GC helpers), the fakes' (in this process), PostgreSQL's and the machine's.
  */
 function roundCpu() {
-  const servers = serverPids().map(cpuMeter);
-  const threads = serverPids().map(threadMeter);
+  const pids = serverPids();
+  const [servers, threads] = [pids.map(cpuMeter), pids.map(threadMeter)];
   const [fakes, machine, postgres] = [cpuMeter(process.pid), machineMeter(), commMeter("postgres")];
   return (pushes: number) => {
     const cpu = {

@@ -10,7 +10,7 @@
 import { dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { Log } from "../../domain/log.ts";
-import { encryptPayload } from "./web-push-request.ts";
+import { encryptPayload, type Subscription } from "./web-push-request.ts";
 import type { EncryptBatch, EncryptedBatch } from "./web-push-thread.ts";
 
 /** Fewer jobs than this at once, with nothing on the thread, are encrypted in place. */
@@ -25,8 +25,7 @@ const perBatch = 64;
 const idleMs = 60_000;
 
 interface Pending {
-  p256dh: string;
-  auth: string;
+  keys: Subscription["keys"];
   plaintext: string;
   resolve: (body: Buffer) => void;
   reject: (err: Error) => void;
@@ -41,8 +40,7 @@ function threadFile(): string {
 
 function inPlace(j: Pending): void {
   try {
-    const keys = { p256dh: j.p256dh, auth: j.auth };
-    j.resolve(encryptPayload({ endpoint: "", keys }, Buffer.from(j.plaintext)));
+    j.resolve(encryptPayload(j.keys, Buffer.from(j.plaintext)));
   } catch (err) {
     j.reject(err as Error);
   }
@@ -51,9 +49,9 @@ function inPlace(j: Pending): void {
 /** A batch as the thread takes it: each distinct plaintext once. */
 function wire(id: number, batch: Pending[]): EncryptBatch {
   const index = new Map<string, number>();
-  const jobs = batch.map(({ p256dh, auth, plaintext }) => {
+  const jobs = batch.map(({ keys, plaintext }) => {
     if (!index.has(plaintext)) index.set(plaintext, index.size);
-    return { p256dh, auth, plaintext: index.get(plaintext) as number };
+    return { keys, plaintext: index.get(plaintext) as number };
   });
   return { id, plaintexts: [...index.keys()], jobs };
 }
@@ -75,9 +73,9 @@ export class WebPushEncryptor {
   }
 
   /** The body of one message, as `encryptPayload` makes it; rejects as it throws. */
-  encrypt(keys: { p256dh: string; auth: string }, plaintext: string): Promise<Buffer> {
+  encrypt(keys: Subscription["keys"], plaintext: string): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ p256dh: keys.p256dh, auth: keys.auth, plaintext, resolve, reject });
+      this.#queue.push({ keys, plaintext, resolve, reject });
       if (!this.#flushing) {
         this.#flushing = true;
         setImmediate(() => this.#flush());

@@ -84,16 +84,17 @@ function agree(browserKey: KeyObject): { shared: Buffer; ownKey: Buffer } {
 }
 
 /**
- * The message body: salt, record size, the sender's ephemeral public key, then the one record.
- * A subscription whose keys are not a P-256 public key and a 16-byte secret is refused.
+ * The message body for a subscription's keys: salt, record size, the sender's ephemeral public
+ * key, then the one record. Keys that are not a P-256 public key and a 16-byte secret are
+ * refused.
  */
-export function encryptPayload(sub: Subscription, plaintext: Buffer): Buffer {
-  const browserKey = Buffer.from(sub.keys.p256dh, "base64url");
-  const authSecret = Buffer.from(sub.keys.auth, "base64url");
+export function encryptPayload(keys: Subscription["keys"], plaintext: Buffer): Buffer {
+  const browserKey = Buffer.from(keys.p256dh, "base64url");
+  const authSecret = Buffer.from(keys.auth, "base64url");
   if (browserKey.length !== 65 || browserKey[0] !== uncompressed[0] || authSecret.length < 16) {
     throw new Error("the subscription's keys are not a P-256 public key and an auth secret");
   }
-  const { shared, ownKey } = agree(browserKeyOf(sub.keys.p256dh, browserKey));
+  const { shared, ownKey } = agree(browserKeyOf(keys.p256dh, browserKey));
   const info = Buffer.concat([keyInfo, browserKey, ownKey]);
   const ikm = key(hkdfSync("sha256", key(shared), authSecret, info, 32));
   const salt = randomBytes(16);

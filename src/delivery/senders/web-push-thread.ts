@@ -5,7 +5,7 @@
  * event loop that claims, sends and records the fan-out's other pushes.
  */
 import { parentPort } from "node:worker_threads";
-import { encryptPayload } from "./web-push-request.ts";
+import { encryptPayload, type Subscription } from "./web-push-request.ts";
 
 /**
  * Messages to encrypt: each a subscription's keys and the index of its plaintext (a fan-out's
@@ -14,7 +14,7 @@ import { encryptPayload } from "./web-push-request.ts";
 export interface EncryptBatch {
   id: number;
   plaintexts: string[];
-  jobs: { p256dh: string; auth: string; plaintext: number }[];
+  jobs: { keys: Subscription["keys"]; plaintext: number }[];
 }
 
 /** The batch's bodies, end to end in `bodies`; `ends[i]` is where body i ends, -1 if refused. */
@@ -33,8 +33,7 @@ export function encryptBatch({ id, plaintexts, jobs }: EncryptBatch): EncryptedB
   let end = 0;
   for (const j of jobs) {
     try {
-      const keys = { p256dh: j.p256dh, auth: j.auth };
-      const body = encryptPayload({ endpoint: "", keys }, texts[j.plaintext] as Buffer);
+      const body = encryptPayload(j.keys, texts[j.plaintext] as Buffer);
       parts.push(body);
       end += body.length;
       ends.push(end);
