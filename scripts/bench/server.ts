@@ -10,7 +10,7 @@ import { openDatabase } from "../../src/db/orm.ts";
 import { createApnsSender } from "../../src/delivery/senders/apns.ts";
 import { createFcmSender } from "../../src/delivery/senders/fcm.ts";
 import { providerSocketsPerOrigin } from "../../src/delivery/senders/sender.ts";
-import { createWebPushSender, pushServiceDispatcher } from "../../src/delivery/senders/web-push.ts";
+import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
 import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
 import { loadPushTokenKeys } from "../../src/ops/push-token-keys.ts";
 import { RedirectingAgent } from "../../test/fakes/fcm-server.ts";
@@ -57,7 +57,8 @@ const app = await buildApp({
         privateKey: need("BENCH_VAPID_PRIVATE"),
         subject: "mailto:bench@example.com",
       },
-      dispatcher: pushServiceDispatcher({ ca }),
+      ca,
+      allowPrivate: true,
     }),
   ],
 });

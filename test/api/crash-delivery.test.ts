@@ -69,7 +69,7 @@ describe("a worker killed mid-batch", () => {
       senders: [
         unconfiguredSender("ios", "APNs is not configured"),
         unconfiguredSender("android", "FCM is not configured"),
-        createWebPushSender({ vapid, dispatcher: fake.dispatcher }),
+        createWebPushSender({ vapid, ca: fake.ca, allowPrivate: true }),
       ],
       logger: false,
     });

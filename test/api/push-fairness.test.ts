@@ -26,7 +26,7 @@ beforeAll(async () => {
   apns = await startFakeApns();
   slow = await startFakeWebPush();
   const senders = apnsTestSenders(apns).filter((s) => s.platform !== "web");
-  senders.push(createWebPushSender({ vapid, dispatcher: slow.dispatcher }));
+  senders.push(createWebPushSender({ vapid, ca: slow.ca, allowPrivate: true }));
   server = await startServer(
     { deliveryConcurrency: 10, limits: { ...testLimits, pushInFlightPerAccount: perAccount } },
     senders,

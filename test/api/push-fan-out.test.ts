@@ -28,7 +28,7 @@ beforeAll(async () => {
       limits: { ...testLimits, pushInFlightPerAccount: perAccount },
       workerClock: { ...workerClock, idlePoll: 60_000, claimRetries: 60_000 },
     },
-    [createWebPushSender({ vapid, dispatcher: browsers.dispatcher })],
+    [createWebPushSender({ vapid, ca: browsers.ca, allowPrivate: true })],
   );
 });
 afterAll(async () => {

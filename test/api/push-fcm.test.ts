@@ -62,6 +62,27 @@ describe("FCM", () => {
     expect(fcm.tokensIssued()).toBeGreaterThanOrEqual(1);
   });
 
+  it("sends over HTTP/2, many pushes as streams of a connection or two", async () => {
+    const a = await android();
+    const before = { sessions: fcm.sessionsOpened(), received: fcm.received.length };
+    const ids = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const res = await notify(
+          server,
+          { title: `Build ${i}`, message: "done" },
+          { authorization: `Bearer ${a.token}` },
+        );
+        return res.json.id as string;
+      }),
+    );
+    for (const id of ids) expect((await settled(server, a.token, id)).status).toBe("sent");
+    const mine = fcm.received.slice(before.received).filter((r) => r.token === a.pushToken);
+    expect(mine).toHaveLength(40);
+    expect(new Set(mine.map((r) => r.httpVersion))).toEqual(new Set(["2.0"]));
+    // HTTP/1.1 would have opened a connection per push in flight; the pool opens at most 4.
+    expect(fcm.sessionsOpened() - before.sessions).toBeLessThanOrEqual(4);
+  });
+
   it("sends a question as data only, with its actions, for the app to show with buttons", async () => {
     const a = await android();
     const actions = [{ id: "yes", label: "Deploy", reply: false }];

@@ -14,7 +14,7 @@ const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com
 const senders = () => [
   unconfiguredSender("ios", "APNs is not configured"),
   unconfiguredSender("android", "FCM is not configured"),
-  createWebPushSender({ vapid, dispatcher: fake.dispatcher }),
+  createWebPushSender({ vapid, ca: fake.ca, allowPrivate: true }),
 ];
 
 beforeAll(async () => {

@@ -32,7 +32,7 @@ beforeAll(async () => {
   const senders = defaultTestSenders().filter((s) => s.platform !== "web");
   server = await startServer({ signupEnabled: true, webhookAllowPrivate: true }, [
     ...senders,
-    createWebPushSender({ vapid, dispatcher: fake.dispatcher }),
+    createWebPushSender({ vapid, ca: fake.ca, allowPrivate: true }),
   ]);
   browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });

@@ -3,14 +3,17 @@
  * endpoint checks the service account's RS256 assertion; `messages:send` requires a token it
  * issued, records the message, and answers with scripted FCM errors. An agent dials it while the
  * client keeps talking to `oauth2.googleapis.com` and `fcm.googleapis.com` (TLS names included).
+ * It speaks HTTP/2 (the sends) and HTTP/1.1 (the OAuth token), chosen by ALPN as Google does.
  */
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { Agent, type AgentOptions, createServer } from "node:https";
+import { createSecureServer } from "node:http2";
+import { Agent, type AgentOptions } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
+import { trackConnections } from "./h2-server.ts";
 import { verifyRs256 } from "./jwt.ts";
 import { testCertificate } from "./tls.ts";
 
@@ -22,6 +25,8 @@ export interface ReceivedFcm {
     notification?: { title?: string; body?: string };
   };
   bytes: number;
+  /** "2.0" or "1.1". */
+  httpVersion: string;
 }
 
 export interface FakeFcm {
@@ -32,6 +37,8 @@ export interface FakeFcm {
   agent: Agent;
   received: ReceivedFcm[];
   tokensIssued: () => number;
+  /** HTTP/2 connections opened to it so far. */
+  sessionsOpened: () => number;
   script(
     token: string,
     answers: { status: number; fcmError?: string; retryAfter?: string }[],
@@ -76,7 +83,8 @@ export async function startFakeFcm(): Promise<FakeFcm> {
   const issued = new Set<string>();
   const received: ReceivedFcm[] = [];
   const scripts = new Map<string, { status: number; fcmError?: string; retryAfter?: string }[]>();
-  const server = createServer({ cert, key }, (req, res) => {
+  const server = createSecureServer({ cert, key, allowHTTP1: true }, (req, res) => {
+    const host = req.headers[":authority"] ?? req.headers.host;
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -85,7 +93,7 @@ export async function startFakeFcm(): Promise<FakeFcm> {
         res
           .writeHead(status, { "content-type": "application/json", ...headers })
           .end(JSON.stringify(value));
-      if (req.headers.host?.startsWith("oauth2.googleapis.com") && req.url === "/token") {
+      if (host?.startsWith("oauth2.googleapis.com") && req.url === "/token") {
         const form = new URLSearchParams(raw);
         try {
           const { claims } = verifyRs256(form.get("assertion") ?? "", pair.publicKey);
@@ -102,7 +110,7 @@ export async function startFakeFcm(): Promise<FakeFcm> {
         return json(200, { access_token: token, expires_in: 3600, token_type: "Bearer" });
       }
       if (
-        req.headers.host?.startsWith("fcm.googleapis.com") &&
+        host?.startsWith("fcm.googleapis.com") &&
         req.url === `/v1/projects/${projectId}/messages:send`
       ) {
         const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
@@ -119,6 +127,7 @@ export async function startFakeFcm(): Promise<FakeFcm> {
           bytes: Buffer.byteLength(
             JSON.stringify({ notification: message.notification, data: message.data }),
           ),
+          httpVersion: req.httpVersion,
         });
         const answer = scripts.get(token)?.shift();
         if (!answer)
@@ -148,12 +157,13 @@ export async function startFakeFcm(): Promise<FakeFcm> {
       json(404, {
         error: {
           code: 404,
-          message: `no route ${req.headers.host}${req.url}`,
+          message: `no route ${host}${req.url}`,
           status: "NOT_FOUND",
         },
       });
     });
   });
+  const connections = trackConnections(server);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as { port: number }).port;
   const dir = mkdtempSync(join(tmpdir(), "herald-fcm-"));
@@ -178,14 +188,12 @@ export async function startFakeFcm(): Promise<FakeFcm> {
     agent: new RedirectingAgent(port, cert, { keepAlive: true }),
     received,
     tokensIssued: () => issued.size,
+    sessionsOpened: connections.sessionsOpened,
     script(token, answers) {
       scripts.set(token, [...answers]);
     },
     close: async () => {
-      await new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      });
+      await connections.close();
       // The service account file holds a private key.
       rmSync(dir, { recursive: true, force: true });
     },

@@ -2,13 +2,14 @@
  * A fake Web Push service (RFC 8030/8291/8292) on 127.0.0.1: it checks the VAPID JWT and key,
  * decrypts the aes128gcm payload with the subscription's private key (as the browser would; the
  * benchmark's fake only when a payload is read), records what arrived, and answers with
- * scripted statuses.
+ * scripted statuses. It speaks HTTP/2 and HTTP/1.1, chosen by ALPN as the public push services
+ * do, or HTTP/1.1 alone (`http1Only`).
  */
 import { createECDH, randomBytes, randomUUID } from "node:crypto";
+import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import { createServer } from "node:https";
 import ece from "http_ece";
-import type { Agent } from "undici";
-import { pushServiceDispatcher } from "../../src/delivery/senders/web-push.ts";
+import { trackConnections } from "./h2-server.ts";
 import { p256FromRaw, verifyEs256 } from "./jwt.ts";
 import { testCertificate } from "./tls.ts";
 
@@ -20,12 +21,16 @@ export interface ReceivedPush {
   payload: Record<string, unknown>;
   plaintextBytes: number;
   vapid: { aud: string; sub: string; exp: number; k: string };
+  /** "2.0" or "1.1". */
+  httpVersion: string;
 }
 
 export interface FakeWebPush {
   origin: string;
-  /** Connections that trust the fake's certificate, for the Web Push sender. */
-  dispatcher: Agent;
+  /** The certificate to trust for it (the Web Push sender's `ca`). */
+  ca: string;
+  /** HTTP/2 connections opened to it so far. */
+  sessionsOpened(): number;
   received: ReceivedPush[];
   /** A new browser subscription (keys generated like a browser does). */
   subscribe(): { id: string; endpoint: string; p256dh: string; auth: string };
@@ -44,6 +49,8 @@ export interface FakeWebPushOptions {
    * message would take the cores the server is measured on).
    */
   decrypt?: "on-arrival" | "when-read";
+  /** Offer HTTP/1.1 alone in ALPN (a push service without HTTP/2). */
+  http1Only?: boolean;
 }
 
 export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<FakeWebPush> {
@@ -53,7 +60,7 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
   const received: ReceivedPush[] = [];
   let origin = "";
   let holdMs = 0;
-  const server = createServer({ cert, key }, (req, res) => {
+  const handle = (req: Http2ServerRequest, res: Http2ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -71,7 +78,9 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
       } catch (e) {
         return fail(403, `VAPID: ${(e as Error).message}`);
       }
-      if (claims.aud !== origin) return fail(403, "VAPID aud mismatch");
+      // The audience is the origin the push was sent to (127.0.0.1 or localhost here).
+      const authority = req.headers[":authority"] ?? req.headers.host;
+      if (claims.aud !== `https://${authority}`) return fail(403, "VAPID aud mismatch");
       const exp = Number(claims.exp);
       if (!(exp > Date.now() / 1000 && exp <= Date.now() / 1000 + 86400))
         return fail(403, "VAPID exp");
@@ -100,6 +109,7 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
           return open().length;
         },
         vapid: { aud: String(claims.aud), sub: String(claims.sub), exp, k: m[2] },
+        httpVersion: req.httpVersion,
       });
       const headers: Record<string, string> = answer.retryAfter
         ? { "retry-after": answer.retryAfter }
@@ -110,13 +120,17 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
       if (holdMs > 0) setTimeout(reply, holdMs);
       else reply();
     });
-  });
+  };
+  const server = opts.http1Only
+    ? createServer({ cert, key }, handle as never)
+    : createSecureServer({ cert, key, allowHTTP1: true }, handle);
+  const connections = trackConnections(server);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   origin = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const dispatcher = pushServiceDispatcher({ ca: cert });
   return {
     origin,
-    dispatcher,
+    ca: cert,
+    sessionsOpened: connections.sessionsOpened,
     received,
     subscribe() {
       const id = randomUUID();
@@ -137,12 +151,6 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
     hold(ms) {
       holdMs = ms;
     },
-    close: async () => {
-      await new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      });
-      await dispatcher.destroy();
-    },
+    close: () => connections.close(),
   };
 }

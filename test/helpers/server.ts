@@ -82,7 +82,7 @@ export async function startEveryPlatform() {
   const server = await startServer({}, [
     fakeApnsSender(apns),
     createFcmSender({ serviceAccountFile: fcm.serviceAccountFile, agent: fcm.agent }),
-    createWebPushSender({ vapid, dispatcher: web.dispatcher }),
+    createWebPushSender({ vapid, ca: web.ca, allowPrivate: true }),
   ]);
   const close = async () => {
     await server.close();

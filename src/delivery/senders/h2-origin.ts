@@ -1,5 +1,5 @@
 /**
- * Requests to one HTTP/2 origin (APNs) over Node's own `http2` sessions: a few connections,
+ * Requests to one HTTP/2 origin (APNs, FCM, a Web Push service) over Node's own `http2` sessions: a few connections,
  * each carrying as many streams at once as the server's SETTINGS allow; what finds them all
  * full waits for a stream to end. A connection the server closes or sends GOAWAY on takes no
  * new streams (those on it finish or fail; a failed send is retried by the worker), and the
@@ -11,6 +11,7 @@
  * pays that per iPhone.
  */
 import http2, { type ClientHttp2Session, type IncomingHttpHeaders } from "node:http2";
+import type { Duplex } from "node:stream";
 
 export interface H2OriginOptions {
   /** Connections at most (default 4). */
@@ -19,6 +20,13 @@ export interface H2OriginOptions {
   timeoutMs?: number;
   /** A CA to trust besides the system's (tests, a relay). */
   ca?: string;
+  /**
+   * Opens a connection's TLS socket in place of `http2.connect`'s own (FCM's: through the
+   * agent that also carries its OAuth requests). It must offer h2 by ALPN.
+   */
+  connect?: () => Duplex;
+  /** A connection with no stream for this long is closed (default: kept until the server ends it). */
+  idleMs?: number;
 }
 
 export interface H2Request {
@@ -70,7 +78,8 @@ const refusedRetries = 3;
 
 export class H2Origin {
   readonly #origin: string;
-  readonly #o: Required<Omit<H2OriginOptions, "ca">> & { ca?: string };
+  readonly #o: Required<Omit<H2OriginOptions, "ca" | "connect" | "idleMs">> &
+    Pick<H2OriginOptions, "ca" | "connect" | "idleMs">;
   readonly #connections: Connection[] = [];
   /** Requests waiting for a stream. */
   readonly #waiting: (() => void)[] = [];
@@ -83,16 +92,27 @@ export class H2Origin {
 
   async request(req: H2Request): Promise<H2Response> {
     for (let attempt = 1; ; attempt++) {
-      const c = await this.#connection();
-      c.open++;
       try {
-        return await this.#exchange(c, req);
+        return await this.use((session) => this.#exchange(session, req));
       } catch (err) {
         if (!(err instanceof RefusedStream) || attempt >= refusedRetries) throw err;
-      } finally {
-        c.open--;
-        this.#waiting.shift()?.();
       }
+    }
+  }
+
+  /**
+   * Runs `exchange` with one stream's room on a connection: it opens its one stream on the
+   * session it is given (firebase-admin's HTTP/2 client does, for FCM), and the room is free
+   * again when it settles.
+   */
+  async use<T>(exchange: (session: ClientHttp2Session) => Promise<T>): Promise<T> {
+    const c = await this.#connection();
+    c.open++;
+    try {
+      return await exchange(c.session);
+    } finally {
+      c.open--;
+      this.#waiting.shift()?.();
     }
   }
 
@@ -123,7 +143,11 @@ export class H2Origin {
   }
 
   #connect(): Connection {
-    const session = http2.connect(this.#origin, this.#o.ca ? { ca: this.#o.ca } : {});
+    const { ca, connect } = this.#o;
+    const session = http2.connect(this.#origin, {
+      ...(ca && { ca }),
+      ...(connect && { createConnection: connect }),
+    });
     const settled = Promise.withResolvers<void>();
     settled.promise.catch(() => {});
     const c: Connection = { session, open: 0, ready: false, settings: settled.promise };
@@ -153,17 +177,18 @@ export class H2Origin {
     session.on("close", () => retire());
     // A failed connection fails its streams (each request sees the error) and its waiters.
     session.on("error", (err: Error) => retire(err));
+    if (this.#o.idleMs) session.setTimeout(this.#o.idleMs, () => session.close());
     // Idle connections do not keep the process alive; open streams keep their own sockets busy.
     session.unref();
     this.#connections.push(c);
     return c;
   }
 
-  #exchange(c: Connection, req: H2Request): Promise<H2Response> {
+  #exchange(session: ClientHttp2Session, req: H2Request): Promise<H2Response> {
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
-        stream = c.session.request({ ":method": req.method, ":path": req.path, ...req.headers });
+        stream = session.request({ ":method": req.method, ":path": req.path, ...req.headers });
       } catch (err) {
         // The session went away (GOAWAY, closed) since it was chosen: nothing was sent.
         return reject(new RefusedStream((err as Error).message));

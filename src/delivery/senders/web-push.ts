@@ -3,18 +3,12 @@
  * by web-push-request.ts, with TTL (remaining lifetime), Urgency (priority) and Topic (the
  * collapse id: a retried push replaces the first).
  */
-import { Agent, type Dispatcher } from "undici";
 import type { Log } from "../../domain/log.ts";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { webPushUrgency } from "../../domain/priority.ts";
 import { publicOnlyLookup } from "./push-address.ts";
-import {
-  type PushMessage,
-  providerSocketsPerOrigin,
-  retryAfterMs,
-  type Sender,
-  type SendResult,
-} from "./sender.ts";
+import { PushServices } from "./push-services.ts";
+import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
 import { type VapidKeys, vapidAuthorization } from "./vapid.ts";
 import { WebPushEncryptor } from "./web-push-encryptor.ts";
 import { type PushServiceError, postPush, type Subscription } from "./web-push-request.ts";
@@ -24,11 +18,9 @@ export const webPushPlaintextLimit = 3900;
 
 export interface WebPushOptions {
   vapid: VapidKeys;
-  /**
-   * Transport for the HTTPS requests (e.g. one that trusts a test CA). The default one connects
-   * to public addresses only, unless `allowPrivate`.
-   */
-  dispatcher?: Dispatcher;
+  /** A CA to trust besides the system's (a test's push service). */
+  ca?: string;
+  /** Push services may be at private addresses (tests, an in-house service); else public only. */
   allowPrivate?: boolean;
   timeoutMs?: number;
   /** Where the encryption thread's start and failures are told (web-push-encryptor.ts). */
@@ -65,23 +57,12 @@ export function webPushPayload(msg: PushMessage): string {
 /** A UUID as a Topic header: at most 32 characters of the URL-safe base64 alphabet. */
 export const collapseTopic = (id: string) => id.replaceAll("-", "");
 
-/**
- * The connections to push services: kept alive between fan-outs (undici would close an idle one
- * after 4 s), at most `providerSocketsPerOrigin` to one push service, HTTP/1.1. `connect`
- * options reach tls.connect (a `lookup`, a test's `ca`).
- */
-export function pushServiceDispatcher(connect: Agent.Options["connect"] = {}): Agent {
-  return new Agent({
-    connections: providerSocketsPerOrigin,
-    keepAliveTimeout: 60_000,
-    keepAliveMaxTimeout: 10 * 60_000,
-    connect,
-  });
-}
-
 export function createWebPushSender(opts: WebPushOptions): Sender {
-  const dispatcher =
-    opts.dispatcher ?? pushServiceDispatcher(opts.allowPrivate ? {} : { lookup: publicOnlyLookup });
+  const services = new PushServices({
+    timeoutMs: opts.timeoutMs ?? 10_000,
+    ...(opts.ca && { ca: opts.ca }),
+    ...(!opts.allowPrivate && { lookup: publicOnlyLookup }),
+  });
   const authorization = vapidAuthorization(opts.vapid);
   const encryptor = new WebPushEncryptor(opts.log);
   return {
@@ -103,8 +84,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
           topic: msg.collapseId ?? collapseTopic(msg.notificationId),
           // Signed here, once an hour per push service.
           authorization: authorization(subscription.endpoint),
-          dispatcher,
-          timeoutMs: opts.timeoutMs ?? 10_000,
+          services,
         });
         return { kind: "ok" };
       } catch (err) {
@@ -134,10 +114,9 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
         return { kind: "permanent", reason: `web push HTTP ${status}` };
       }
     },
-    // The caller's dispatcher is the caller's to close; ours is closed here.
     close: async () => {
       await encryptor.close();
-      if (!opts.dispatcher) await dispatcher.destroy();
+      await services.close();
     },
   };
 }
