@@ -78,6 +78,31 @@ describe("Web Push connections", () => {
     }
   });
 
+  it("asks again when a push service comes back without HTTP/2", async () => {
+    const first = await startFakeWebPush();
+    const port = Number(new URL(first.origin).port);
+    const sender = createWebPushSender({ vapid, ca: first.ca, allowPrivate: true });
+    try {
+      expect(await sender.send(message(1), browser(first).token)).toEqual({ kind: "ok" });
+      expect(first.received.at(-1)?.httpVersion).toBe("2.0");
+      const stale = browser(first);
+      await first.close();
+      expect(await sender.send(message(2), stale.token)).toEqual({
+        kind: "retry",
+        reason: "web push: the push service could not be reached",
+      });
+      const again = await startFakeWebPush({ http1Only: true, port });
+      try {
+        expect(await sender.send(message(3), browser(again).token)).toEqual({ kind: "ok" });
+        expect(again.received.at(-1)?.httpVersion).toBe("1.1");
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await sender.close();
+    }
+  });
+
   it("connects to no private address unless allowed, over either protocol", async () => {
     for (const fake of [h2, h1]) {
       const refusing = createWebPushSender({ vapid, ca: fake.ca });

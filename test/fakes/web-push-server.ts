@@ -51,6 +51,8 @@ export interface FakeWebPushOptions {
   decrypt?: "on-arrival" | "when-read";
   /** Offer HTTP/1.1 alone in ALPN (a push service without HTTP/2). */
   http1Only?: boolean;
+  /** Listen on this port (a service that comes back changed); default any free one. */
+  port?: number;
 }
 
 export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<FakeWebPush> {
@@ -125,7 +127,7 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
     ? createServer({ cert, key }, handle as never)
     : createSecureServer({ cert, key, allowHTTP1: true }, handle);
   const connections = trackConnections(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  await new Promise<void>((r) => server.listen(opts.port ?? 0, "127.0.0.1", r));
   origin = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
   return {
     origin,

@@ -230,6 +230,11 @@ export class H2Origin {
     for (const wake of this.#waiting.splice(0)) wake();
   }
 
+  /** Some connection is open or opening. */
+  get connected(): boolean {
+    return this.#connections.length > 0;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#wakeAll();

@@ -1,9 +1,10 @@
 /**
- * The connections to Web Push services, by origin. A service that offers HTTP/2 in ALPN (FCM's,
- * Mozilla's, Apple's and Microsoft's do) gets a fan-out's pushes as streams of a few connections
+ * The connections to Web Push services, by origin. A service that offers HTTP/2 in ALPN (Google's
+ * `fcm.googleapis.com` does) gets a fan-out's pushes as streams of a few connections
  * (h2-origin.ts): 67-84 µs of CPU a request against undici's HTTP/1.1 109-143 µs (BENCHMARKS.md).
  * One that does not gets HTTP/1.1 through undici's pool, as before. Which it speaks is learned
- * once, from a TLS handshake offering both, whose socket then carries the first connection.
+ * from a TLS handshake offering both, whose socket then carries the first connection, and asked
+ * again when that handshake fails, or when a send fails with no HTTP/2 connection left.
  * Every connection resolves its name with the caller's `lookup` (public addresses only, unless
  * private ones are allowed: push-address.ts).
  */
@@ -64,13 +65,19 @@ export class PushServices {
   async post(url: URL, req: PushRequestParts): Promise<PushAnswer> {
     const h2 = await this.#of(url);
     if (h2) {
-      const res = await h2.request({
-        path: url.pathname + url.search,
-        method: "POST",
-        headers: req.headers,
-        body: req.body,
-      });
-      return { statusCode: res.statusCode, headers: res.headers };
+      try {
+        const res = await h2.request({
+          path: url.pathname + url.search,
+          method: "POST",
+          headers: req.headers,
+          body: req.body,
+        });
+        return { statusCode: res.statusCode, headers: res.headers };
+      } catch (err) {
+        // No connection left (refused, or no HTTP/2 any more): asked again at the next send.
+        if (!h2.connected) void this.#forget(url.origin, h2);
+        throw err;
+      }
     }
     const res = await this.#http1.request({
       origin: url.origin,
@@ -94,6 +101,11 @@ export class PushServices {
       known.catch(() => this.#origins.delete(url.origin));
     }
     return known;
+  }
+
+  async #forget(origin: string, h2: H2Origin): Promise<void> {
+    const known = this.#origins.get(origin);
+    if (known && (await known.catch(() => undefined)) === h2) this.#origins.delete(origin);
   }
 
   #socket(url: URL, protocols: string[]): tls.TLSSocket {
