@@ -125,10 +125,19 @@ export class H2Origin {
   async #connection(): Promise<Connection> {
     for (;;) {
       if (this.#closed) throw new Error("the connection pool is closed");
-      const connecting = this.#connections.find((c) => !c.ready);
-      const ready = this.#connections.filter((c) => c.ready);
-      const free = ready.filter((c) => c.open < capacity(c)).sort((a, b) => a.open - b.open)[0];
-      const halfFull = ready.every((c) => c.open * 2 >= capacity(c));
+      // One pass, nothing allocated: this runs for every push of a fan-out.
+      let connecting: Connection | undefined;
+      let free: Connection | undefined;
+      let halfFull = true;
+      for (const c of this.#connections) {
+        if (!c.ready) {
+          connecting ??= c;
+          continue;
+        }
+        const room = capacity(c);
+        if (c.open * 2 < room) halfFull = false;
+        if (c.open < room && (!free || c.open < free.open)) free = c;
+      }
       if (!connecting && this.#connections.length < this.#o.connections && halfFull) {
         const c = this.#connect();
         if (!free) {
