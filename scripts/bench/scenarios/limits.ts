@@ -55,7 +55,8 @@ function diskLimit(): void {
   closeSync(fd);
   const disk = summarize(flushes, 0, secs(10));
   const slow = flushes.filter((ms) => ms > 25).length;
-  const worst = Math.round(Math.max(...flushes));
+  // Not Math.max(...flushes): a fast disk flushes over 100,000 times in 10 s, past the stack.
+  const worst = Math.round(flushes.reduce((a, b) => Math.max(a, b), 0));
   record(
     "disk: 8 KiB write + fdatasync, one after another",
     `${disk.perSecond}/s, p50 ${disk.p50} ms, p99 ${disk.p99} ms, max ${worst} ms, ${slow} over 25 ms`,
