@@ -41,13 +41,6 @@ interface RequestClient {
 }
 
 /**
- * `messaging.send()` goes through firebase-admin's HTTP/1.1 client (node:https, ~170 µs of CPU
- * a request, a connection per request in flight); its HTTP/2 client serves only `sendEach`, on
- * a session of its own per call. Here `send()` uses the HTTP/2 client on the streams of a few
- * kept connections (h2-origin.ts), as the APNs sender does. Validation, the OAuth token, retries
- * and the mapping of FCM's errors stay firebase-admin's.
- */
-/**
  * The session as firebase-admin's HTTP/2 client uses it (`request` alone), with the `:scheme`
  * it sends corrected: it sends the URL's protocol, "https:", which RFC 9113 §8.3.1 does not
  * allow (a scheme has no colon) and nghttp2 refuses with PROTOCOL_ERROR.
@@ -58,6 +51,13 @@ function schemeFixed(session: ClientHttp2Session): Pick<ClientHttp2Session, "req
   };
 }
 
+/**
+ * `messaging.send()` goes through firebase-admin's HTTP/1.1 client (node:https, a connection per
+ * request in flight); its HTTP/2 client serves only `sendEach`, on
+ * a session of its own per call. Here `send()` uses the HTTP/2 client on the streams of a few
+ * kept connections (h2-origin.ts), as the APNs sender does. Validation, the OAuth token, retries
+ * and the mapping of FCM's errors stay firebase-admin's.
+ */
 function sendOverHttp2(messaging: object, pool: H2Origin): void {
   const handler = (
     messaging as {
@@ -178,7 +178,7 @@ export function createFcmSender(opts: FcmOptions): Sender {
           return { kind: "retry", reason: "FCM could not be reached" };
         }
         const why = `FCM ${e.code}: ${e.message ?? ""}`.trim();
-        if (e.code && deadCodes.has(e.code)) return { kind: "dead_token", reason: why };
+        if (deadCodes.has(e.code)) return { kind: "dead_token", reason: why };
         if (e.code === "messaging/invalid-argument" && /token/i.test(e.message ?? "")) {
           return { kind: "dead_token", reason: why };
         }

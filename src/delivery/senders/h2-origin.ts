@@ -1,12 +1,13 @@
 /**
- * Requests to one HTTP/2 origin (APNs, FCM, a Web Push service) over Node's own `http2` sessions: a few connections,
- * each carrying as many streams at once as the server's SETTINGS allow; what finds them all
- * full waits for a stream to end. A connection the server closes or sends GOAWAY on takes no
- * new streams (those on it finish or fail; a failed send is retried by the worker), and the
- * next request opens another.
+ * Requests to one HTTP/2 origin (APNs, FCM, a Web Push service) over Node's own `http2`
+ * sessions: a few connections, each carrying as many streams at once as the server's SETTINGS
+ * allow; what finds them all full waits for a stream to end. A connection the server closes
+ * or sends GOAWAY on takes no new streams (those on it finish or fail; a failed send is retried
+ * by the worker), and the next request opens another.
  *
- * It answers the part of undici's `Dispatcher.request` that apns2 calls (a status, headers and
- * a body to read as JSON). undici's HTTP/2 client spent 130-210 µs of CPU on a request where
+ * `request` answers the part of undici's `Dispatcher.request` that apns2 calls (a status,
+ * headers and a body to read as JSON); `use` lends a session for one stream to a client that
+ * opens it itself (firebase-admin's, for FCM). undici's HTTP/2 client spent 130-210 µs of CPU on a request where
  * `http2` itself spends 36-57 µs (measured against a local TLS server, 100 at once); a fan-out
  * pays that per iPhone.
  */
