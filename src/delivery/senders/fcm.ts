@@ -133,6 +133,53 @@ function build(msg: PushMessage, token: string, preview: Preview): Message {
   };
 }
 
+/** Google's token service failed us, not our credential: unreachable, or its own 429 or 5xx. */
+function tokenServiceDown(code: string, cause: unknown): boolean {
+  if (code !== "app/invalid-credential" || cause === undefined) return false;
+  const status = (cause as { response?: { status?: number } }).response?.status;
+  return status === undefined || status === 429 || status >= 500;
+}
+
+/** What a failed send means: firebase-admin's error codes (or a connection's) as an outcome. */
+function outcomeOf(err: unknown): SendResult {
+  const e = err as {
+    code?: string;
+    message?: string;
+    cause?: unknown;
+    httpResponse?: { headers?: Record<string, string | undefined> };
+  };
+  // A connection that failed before firebase-admin had the stream (h2-origin.ts) has a
+  // network code (ECONNREFUSED) or none, never firebase-admin's "service/reason".
+  if (!e.code?.includes("/")) return { kind: "retry", reason: "FCM could not be reached" };
+  // The reason names no address: what answers where on the server's network stays here.
+  if (tokenServiceDown(e.code, e.cause)) {
+    return { kind: "retry", reason: "FCM: Google's OAuth token service could not be reached" };
+  }
+  const why = `FCM ${e.code}: ${e.message ?? ""}`.trim();
+  if (deadCodes.has(e.code)) return { kind: "dead_token", reason: why };
+  if (e.code === "messaging/invalid-argument" && /token/i.test(e.message ?? "")) {
+    return { kind: "dead_token", reason: why };
+  }
+  if (retryCodes.has(e.code) || e.code.startsWith("app/network")) {
+    const after = retryAfterMs(e.httpResponse?.headers?.["retry-after"]);
+    return { kind: "retry", reason: why, ...(after !== undefined ? { retryAfterMs: after } : {}) };
+  }
+  if (e.code === "messaging/mismatched-credential") {
+    // SENDER_ID_MISMATCH: the token was issued to another Firebase project than ours.
+    return {
+      kind: "misconfigured",
+      reason: `${why}: the token belongs to another Firebase project; check the FCM service account`,
+    };
+  }
+  if (
+    e.code === "messaging/third-party-auth-error" ||
+    e.code.startsWith("app/invalid-credential")
+  ) {
+    return { kind: "misconfigured", reason: `${why}: check the FCM service account` };
+  }
+  return { kind: "permanent", reason: why };
+}
+
 export function createFcmSender(opts: FcmOptions): Sender {
   const agent = opts.agent ?? providerAgent();
   const app: App = initializeApp(
@@ -167,43 +214,7 @@ export function createFcmSender(opts: FcmOptions): Sender {
         await messaging.send(build(msg, token, preview));
         return { kind: "ok" };
       } catch (err) {
-        const e = err as {
-          code?: string;
-          message?: string;
-          httpResponse?: { headers?: Record<string, string | undefined> };
-        };
-        // A connection that failed before firebase-admin had the stream (h2-origin.ts) has a
-        // network code (ECONNREFUSED) or none, never firebase-admin's "service/reason".
-        if (!e.code?.includes("/")) {
-          return { kind: "retry", reason: "FCM could not be reached" };
-        }
-        const why = `FCM ${e.code}: ${e.message ?? ""}`.trim();
-        if (deadCodes.has(e.code)) return { kind: "dead_token", reason: why };
-        if (e.code === "messaging/invalid-argument" && /token/i.test(e.message ?? "")) {
-          return { kind: "dead_token", reason: why };
-        }
-        if (retryCodes.has(e.code) || e.code.startsWith("app/network")) {
-          const after = retryAfterMs(e.httpResponse?.headers?.["retry-after"]);
-          return {
-            kind: "retry",
-            reason: why,
-            ...(after !== undefined ? { retryAfterMs: after } : {}),
-          };
-        }
-        if (e.code === "messaging/mismatched-credential") {
-          // SENDER_ID_MISMATCH: the token was issued to another Firebase project than ours.
-          return {
-            kind: "misconfigured",
-            reason: `${why}: the token belongs to another Firebase project; check the FCM service account`,
-          };
-        }
-        if (
-          e.code === "messaging/third-party-auth-error" ||
-          e.code.startsWith("app/invalid-credential")
-        ) {
-          return { kind: "misconfigured", reason: `${why}: check the FCM service account` };
-        }
-        return { kind: "permanent", reason: why };
+        return outcomeOf(err);
       }
     },
     close: async () => {
