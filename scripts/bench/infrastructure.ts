@@ -21,6 +21,25 @@ import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
 import { log, root, unlimited, work } from "./context.ts";
 import { running } from "./processes.ts";
 
+// Stopped from outside (Ctrl-C, a timeout, pkill) at any point. Once set up, `cleanup` takes
+// everything down. While it sets up, PostgreSQL is stopped if it is up (if it is still starting,
+// its exit hook stops it), the scratch directory removed, and the server processes stop when
+// their parent is gone. A second signal meanwhile is ignored. (main.ts installed its handler only
+// after this setup: a SIGTERM during it left PostgreSQL running on a scratch directory that no
+// later run looks at.)
+let setUp = false;
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    const stop = setUp
+      ? cleanup()
+      : stopPg().then(() => rmSync(work, { recursive: true, force: true }));
+    void stop.finally(() => process.exit(130));
+  });
+}
+
 log("starting PostgreSQL, fake providers and the server…");
 let serverUrl: string;
 let stopPg = async () => {};
@@ -129,8 +148,16 @@ export async function stopPeers(): Promise<void> {
 export const serverPids = (): number[] => [serverPid, ...peers.map((p) => p.pid as number)];
 export const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 export const auth = { authorization: `Bearer ${apiKey}` };
+setUp = true;
 
-export async function cleanup() {
+/** Takes it all down, once: a signal's handler and main.ts' `finally` may both ask. */
+let cleaned: Promise<void> | undefined;
+export function cleanup(): Promise<void> {
+  cleaned ??= takeDown();
+  return cleaned;
+}
+
+async function takeDown(): Promise<void> {
   for (const p of [...peers, ...running]) p.kill("SIGTERM");
   child.kill("SIGTERM");
   // The server drains for up to its grace period (10 s); a server that does not stop by then is

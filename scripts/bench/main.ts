@@ -23,10 +23,8 @@ import { restPublish } from "./scenarios/rest.ts";
 import { rpcPublish } from "./scenarios/rpc.ts";
 import { measureYardstick } from "./yardstick.ts";
 
-// Stopped from outside (Ctrl-C, a timeout): take the servers and PostgreSQL down with it.
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-}
+// Stopped from outside (Ctrl-C, a timeout): infrastructure.ts takes the servers and
+// PostgreSQL down with it, from before PostgreSQL starts.
 
 let restMax = Number.NaN;
 try {

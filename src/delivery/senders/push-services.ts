@@ -63,7 +63,8 @@ export class PushServices {
 
   /** POSTs to the URL; resolves with the answer's status and headers (the body is dropped). */
   async post(url: URL, req: PushRequestParts): Promise<PushAnswer> {
-    const h2 = await this.#of(url);
+    const asked = this.#of(url);
+    const h2 = await asked;
     if (h2) {
       try {
         const res = await h2.request({
@@ -75,7 +76,9 @@ export class PushServices {
         return { statusCode: res.statusCode, headers: res.headers };
       } catch (err) {
         // No connection left (refused, or no HTTP/2 any more): asked again at the next send.
-        if (!h2.connected) void this.#forget(url.origin, h2);
+        if (!h2.connected && this.#origins.get(url.origin) === asked) {
+          this.#origins.delete(url.origin);
+        }
         throw err;
       }
     }
@@ -101,11 +104,6 @@ export class PushServices {
       known.catch(() => this.#origins.delete(url.origin));
     }
     return known;
-  }
-
-  async #forget(origin: string, h2: H2Origin): Promise<void> {
-    const known = this.#origins.get(origin);
-    if (known && (await known.catch(() => undefined)) === h2) this.#origins.delete(origin);
   }
 
   #socket(url: URL, protocols: string[]): tls.TLSSocket {

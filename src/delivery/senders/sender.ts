@@ -7,15 +7,17 @@ import type { StoredAction } from "../../domain/actions.ts";
 import type { Shown } from "../../domain/notification.ts";
 
 /**
- * HTTPS connections kept per provider origin (FCM, and each Web Push service). A fan-out to
- * thousands of devices then reuses a few dozen kept-alive connections instead of opening one
- * TLS session per push (measured: 600 new handshakes held a 1,000-device fan-out ~0.9 s).
+ * HTTP/1.1 connections kept per origin: a Web Push service without HTTP/2 (push-services.ts),
+ * and Google's OAuth token service (FCM's agent). A fan-out to thousands of devices then reuses
+ * a few dozen kept-alive connections instead of opening one TLS session per push (measured:
+ * 600 new handshakes held a 1,000-device fan-out ~0.9 s). HTTP/2 origins use h2-origin.ts.
  */
 export const providerSocketsPerOrigin = 32;
 
 /**
- * The HTTPS agent of FCM (firebase-admin sends over an `http.Agent`): kept alive, a bounded
- * number per origin. Web Push has undici's equivalent (web-push.ts, pushServiceDispatcher).
+ * FCM's HTTPS agent: it carries firebase-admin's OAuth token requests (kept alive, a bounded
+ * number per origin), and its `createConnection` opens the TLS sockets of FCM's HTTP/2
+ * connections (fcm.ts).
  */
 export function providerAgent(opts: AgentOptions = {}): Agent {
   return new Agent({ keepAlive: true, maxSockets: providerSocketsPerOrigin, ...opts });
