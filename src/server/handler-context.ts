@@ -5,10 +5,11 @@
  * linked by listeners on four signals (a deadline's, the request's, the server's shutdown and
  * its own), a copy of the request's Headers, and at the end an abort that runs through all of
  * them (profiled: ~4 % of a publish's CPU). Here a call has at most one AbortController, made
- * when something first asks for the call's signal (a publish never does), aborted by the
- * request's signal (the client went away), its deadline, the server's shutdown (one listener
- * for every call under way) or the call's end, whichever came first, even before it was made;
- * the request's Headers are the call's own. What a handler sees is Connect's contract.
+ * when something first asks for the call's signal (a publish never does: invoke.ts), aborted by
+ * the request's signal (the client went away; given as a function, it too is made only then),
+ * its deadline, the server's shutdown (one listener for every call under way) or the call's
+ * end, whichever came first, even before it was made; the request's Headers are the call's own.
+ * What a handler sees is Connect's contract.
  */
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import {
@@ -32,7 +33,8 @@ export interface UnaryContextInit {
   url: string;
   timeoutMs?: number;
   shutdownSignal: AbortSignal;
-  requestSignal?: AbortSignal;
+  /** Aborted when the client goes away; or what makes it, asked only with the call's signal. */
+  requestSignal?: AbortSignal | (() => AbortSignal);
   /** The call's own request headers (not copied: nothing else holds them). */
   requestHeader: Headers;
   responseHeader?: Record<string, string>;
@@ -64,7 +66,8 @@ function callsOf(shutdown: AbortSignal): Set<AbortController> {
 const timedOut = () => new ConnectError("the operation timed out", Code.DeadlineExceeded);
 
 export function unaryContext(init: UnaryContextInit): UnaryContext {
-  const { shutdownSignal: shutdown, requestSignal: request, timeoutMs } = init;
+  const { shutdownSignal: shutdown, timeoutMs } = init;
+  let request: AbortSignal | undefined;
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   let controller: AbortController | undefined;
   /** The calls under way with this shutdown, once this one has a controller among them. */
@@ -89,6 +92,8 @@ export function unaryContext(init: UnaryContextInit): UnaryContext {
     if (controller !== undefined) return controller.signal;
     const c = new AbortController();
     controller = c;
+    const r = init.requestSignal;
+    request = typeof r === "function" ? r() : r;
     const left = deadline === undefined ? undefined : deadline - Date.now();
     if (ended) c.abort(ended.reason);
     else if (shutdown.aborted) end(shutdown.reason);

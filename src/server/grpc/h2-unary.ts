@@ -109,8 +109,17 @@ async function serve(
   id: string,
   o: H2UnaryOptions,
 ): Promise<void> {
-  const abort = new AbortController();
-  stream.once("close", () => abort.abort(callEnded));
+  // Made when the call's signal is first asked for (a publish never asks).
+  let abort: AbortController | undefined;
+  const signal = () => {
+    if (abort === undefined) {
+      const a = new AbortController();
+      abort = a;
+      if (stream.closed) a.abort(callEnded);
+      else stream.once("close", () => a.abort(callEnded));
+    }
+    return abort.signal;
+  };
   const ip = o.clientAddress({ socket: stream.session?.socket ?? {}, headers });
   const uRes = await handler({
     httpVersion: "2.0",
@@ -119,7 +128,9 @@ async function serve(
     header: webHeaders(headers),
     // Some bytes past the limit, so that the handler sees a message too large as one.
     body: bodyOf(stream, o.readMaxBytes + 6),
-    signal: abort.signal,
+    get signal() {
+      return signal();
+    },
     contextValues: o.contextValues({ id, ip, headers }),
   });
   const body = await bytesOf(uRes.body);

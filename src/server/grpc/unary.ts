@@ -29,7 +29,6 @@ import {
   encodeEnvelope,
   envelopeCompress,
   envelopeDecompress,
-  invokeUnaryImplementation,
   type UniversalHandler,
   type UniversalHandlerOptions,
   type UniversalServerRequest,
@@ -57,6 +56,7 @@ import {
 import { createHandlerFactory as grpcWebFactory } from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded } from "../context.ts";
 import { type UnaryContext, unaryContext } from "../handler-context.ts";
+import { invokeUnary } from "../invoke.ts";
 import { WholeBody } from "./whole-body.ts";
 
 /** The shutdown of a router made without one (tests): never. */
@@ -104,7 +104,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
       protocolName: "grpc",
       timeoutMs: timeout.timeoutMs,
       shutdownSignal: opt.shutdownSignal ?? neverShutDown,
-      requestSignal: req.signal,
+      requestSignal: () => req.signal,
       requestHeader: req.header,
       url: req.url,
       responseHeader: { [headerContentType]: type.binary ? contentTypeProto : contentTypeJson },
@@ -125,7 +125,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
       if (timeout.error) throw timeout.error;
       const input = await readOneMessage(req, opt, compression.request);
       const message = parseInput(serialization.getI(type.binary), input, spec);
-      const output = await invokeUnaryImplementation(spec, context, message, opt.interceptors);
+      const output = await invokeUnary(spec, context, message, opt.interceptors);
       const env = await envelopeCompress(
         { flags: 0, data: serialization.getO(type.binary).serialize(output) },
         compression.response,

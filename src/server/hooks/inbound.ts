@@ -70,7 +70,7 @@ export function publishHookEvent(
   o: HookPublishOptions,
   intake: Extract<HookIntake, { kind: "publish" }>,
   values: ContextValues,
-  signal: AbortSignal,
+  signal: AbortSignal | (() => AbortSignal),
 ) {
   values.set(principalKey, intake.principal);
   values.set(callKey, { ...values.get(callKey), idempotencyKey: intake.idempotencyKey });

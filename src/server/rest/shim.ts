@@ -3,9 +3,9 @@
  * gets a Fastify route; a new annotation in the proto needs no route code here.
  *
  * A REST request is transcoded into the request message and given to the very implementation
- * the RPC surfaces serve, through the same interceptors (Connect's `invokeUnaryImplementation`),
- * so authentication, rate limits, validation and logging run identically; the typed response,
- * or the error as thrown, comes straight back, with no protocol encoding in between. Problems
+ * the RPC surfaces serve, through the same interceptors (invoke.ts, as the gRPC handler), so
+ * authentication, rate limits, validation and logging run identically; the typed response, or
+ * the error as thrown, comes straight back, with no protocol encoding in between. Problems
  * found while decoding (bad JSON, unknown fields, wrong types) are not answered here: they
  * travel in the context and the validation interceptor reports them after authentication,
  * together with the proto's rules.
@@ -19,7 +19,6 @@ import {
   type Message,
 } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
-import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { http } from "../../../gen/google/api/annotations_pb.ts";
 import type { FieldViolation } from "../../errors.ts";
@@ -27,6 +26,7 @@ import { rpcName } from "../authz.ts";
 import { callEnded, restDecodeKey, webHeaders } from "../context.ts";
 import type { UnarySpec } from "../grpc/unary.ts";
 import { unaryContext } from "../handler-context.ts";
+import { invokeUnary } from "../invoke.ts";
 import { problemFor } from "../problem.ts";
 import { type Binding, bindingsOf } from "./bindings.ts";
 import { bodyField, decodeLeniently, parseBody } from "./decode.ts";
@@ -167,13 +167,22 @@ export interface UnaryCallOptions {
   shutdownSignal: AbortSignal;
 }
 
-/** Aborted when the client goes away before its answer is written. */
-export function replySignal(reply: FastifyReply): AbortSignal {
-  const abort = new AbortController();
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
-  return abort.signal;
+/**
+ * Aborted when the client goes away before its answer is written. A function, for the call's
+ * context to ask only when something asks for the call's signal (a publish never does).
+ */
+export function replySignal(reply: FastifyReply): () => AbortSignal {
+  return () => {
+    const abort = new AbortController();
+    if (reply.raw.closed) {
+      if (!reply.raw.writableFinished) abort.abort();
+    } else {
+      reply.raw.once("close", () => {
+        if (!reply.raw.writableFinished) abort.abort();
+      });
+    }
+    return abort.signal;
+  };
 }
 
 /**
@@ -184,7 +193,7 @@ export function replySignal(reply: FastifyReply): AbortSignal {
 export async function callUnary(
   spec: UnarySpec,
   input: Message,
-  signal: AbortSignal,
+  signal: AbortSignal | (() => AbortSignal),
   o: UnaryCallOptions,
 ): Promise<{ output: Message; header: Headers }> {
   const context = unaryContext({
@@ -199,7 +208,7 @@ export async function callUnary(
     contextValues: o.contextValues,
   });
   try {
-    const output = await invokeUnaryImplementation(spec, context, input, o.interceptors);
+    const output = await invokeUnary(spec, context, input, o.interceptors);
     return { output, header: context.responseHeader };
   } catch (err) {
     context.abort(err);
