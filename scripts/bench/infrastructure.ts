@@ -4,11 +4,14 @@
  * its own process (scripts/bench/server.ts), with an API key. `cleanup` takes it all down.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import webpush from "web-push";
+import { stopAbandoned } from "../../src/db/embedded/owner.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
+import { relocatedClusterDir } from "../../src/db/embedded/user.ts";
 import {
   generateKeyMaterial,
   PushTokenKeyRing,
@@ -40,7 +43,25 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+/**
+ * What earlier runs that were SIGKILLed left behind: PostgreSQL still running on a scratch
+ * directory no run looks at again (the SIGINT/SIGTERM handler above cannot run on SIGKILL).
+ * Each is stopped and its directory removed; another run's, while it lives, is left alone.
+ */
+async function sweepAbandoned(): Promise<void> {
+  for (const name of readdirSync(tmpdir())) {
+    const dir = join(tmpdir(), name);
+    if (!name.startsWith("herald-bench-") || dir === work) continue;
+    const relocated = relocatedClusterDir(dir);
+    if (!(await stopAbandoned(dir, [join(dir, "pg"), relocated]))) continue;
+    log(`removed what a killed benchmark left behind: ${dir}`);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(relocated, { recursive: true, force: true });
+  }
+}
+
 log("starting PostgreSQL, fake providers and the server…");
+await sweepAbandoned();
 let serverUrl: string;
 let stopPg = async () => {};
 if (process.env.DATABASE_URL) {

@@ -73,3 +73,28 @@ export async function stopOrphan(pid: number, pgDir: string): Promise<void> {
   for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
   if (alive(pid)) throw new Error(`PostgreSQL (pid ${pid}) on ${pgDir} did not stop`);
 }
+
+/**
+ * For a data directory nobody will start on again (the benchmark's scratch directories are new
+ * every run, so startEmbeddedPostgres' own check never sees them again): stops the PostgreSQL
+ * a dead owner left running on it (its owner was SIGKILLed, so its exit hook never ran). True
+ * when the directory is abandoned, its owner gone and nothing running on it any more; false
+ * when its owner lives, or it never had one (a run still starting).
+ */
+export async function stopAbandoned(dataDir: string, pgDirs: readonly string[]): Promise<boolean> {
+  for (const pgDir of pgDirs) {
+    const running = runningCluster(dataDir, pgDir);
+    if (running?.owner !== undefined) return false;
+    if (running) {
+      await stopOrphan(running.pid, pgDir);
+      return true;
+    }
+  }
+  let owner: number;
+  try {
+    owner = Number(readFileSync(ownerFile(dataDir), "utf8").trim());
+  } catch {
+    return false;
+  }
+  return owner > 0 && owner !== process.pid && !alive(owner);
+}
