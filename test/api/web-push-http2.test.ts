@@ -5,9 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import webpush from "web-push";
+import { PushServices } from "../../src/delivery/senders/push-services.ts";
 import type { PushMessage } from "../../src/delivery/senders/sender.ts";
 import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
 import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const vapid = { ...webpush.generateVAPIDKeys(), subject: "mailto:ops@example.com" };
 let h2: FakeWebPush;
@@ -119,6 +121,27 @@ describe("Web Push connections", () => {
       } finally {
         await Promise.all([refusing.close(), allowing.close()]);
       }
+    }
+  });
+
+  it("ends its connections when closed, even while a service is being asked, and opens none after", async () => {
+    const fake = await startFakeWebPush();
+    try {
+      const services = new PushServices({ ca: fake.ca, timeoutMs: 5_000 });
+      const url = new URL(fake.subscribe().endpoint);
+      // The handshake that asks the service is under way when the sender closes.
+      const sending = services
+        .post(url, { headers: { ttl: "60" }, body: Buffer.alloc(0) })
+        .catch((e: unknown) => e);
+      await services.close();
+      expect(await sending).toBeInstanceOf(Error);
+      await expect(services.post(url, { headers: {}, body: Buffer.alloc(0) })).rejects.toThrow(
+        /closed/,
+      );
+      await waitFor(() => fake.openConnections() === 0, 5_000);
+      expect(fake.openConnections()).toBe(0);
+    } finally {
+      await fake.close();
     }
   });
 });

@@ -9,6 +9,8 @@ import type { Duplex } from "node:stream";
 export interface Connections {
   /** HTTP/2 connections opened so far. */
   sessionsOpened(): number;
+  /** TLS connections open now, whatever their protocol (or none yet). */
+  openConnections(): number;
   /** Stops listening and ends every connection (HTTP/2 sessions and HTTP/1.1 sockets). */
   close(): Promise<void>;
 }
@@ -28,6 +30,7 @@ export function trackConnections(server: Http2SecureServer | Server): Connection
   });
   return {
     sessionsOpened: () => opened,
+    openConnections: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

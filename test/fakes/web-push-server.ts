@@ -31,6 +31,8 @@ export interface FakeWebPush {
   ca: string;
   /** HTTP/2 connections opened to it so far. */
   sessionsOpened(): number;
+  /** TLS connections to it open now. */
+  openConnections(): number;
   received: ReceivedPush[];
   /** A new browser subscription (keys generated like a browser does). */
   subscribe(): { id: string; endpoint: string; p256dh: string; auth: string };
@@ -133,6 +135,7 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
     origin,
     ca: cert,
     sessionsOpened: connections.sessionsOpened,
+    openConnections: connections.openConnections,
     received,
     subscribe() {
       const id = randomUUID();

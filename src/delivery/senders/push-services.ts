@@ -2,7 +2,8 @@
  * The connections to Web Push services, by origin. A service that offers HTTP/2 in ALPN (Google's
  * `fcm.googleapis.com` does) gets a fan-out's pushes as streams of a few connections
  * (h2-origin.ts): the benchmark's fan-out to 3,000 browsers settled ~9 % sooner than over
- * undici's HTTP/1.1 (BENCHMARKS.md, twenty-first session). One that does not gets HTTP/1.1 through undici's pool, as before. Which it speaks is learned
+ * undici's HTTP/1.1 (BENCHMARKS.md, twenty-first session). One that does not gets HTTP/1.1
+ * through undici's pool, as before. Which it speaks is learned
  * from a TLS handshake offering both, whose socket then carries the first connection, and asked
  * again when that handshake fails, or when a send fails with no HTTP/2 connection left.
  * Every connection resolves its name with the caller's `lookup` (public addresses only, unless
@@ -55,6 +56,7 @@ export class PushServices {
   readonly #http1: Agent;
   /** By origin: its HTTP/2 connections, or undefined for HTTP/1.1 (settled once asked). */
   readonly #origins = new Map<string, Promise<H2Origin | undefined>>();
+  #closed = false;
 
   constructor(o: PushServicesOptions) {
     this.#o = o;
@@ -63,6 +65,7 @@ export class PushServices {
 
   /** POSTs to the URL; resolves with the answer's status and headers (the body is dropped). */
   async post(url: URL, req: PushRequestParts): Promise<PushAnswer> {
+    if (this.#closed) throw new Error("the connections to push services are closed");
     const asked = this.#of(url);
     const h2 = await asked;
     if (h2) {
@@ -150,7 +153,13 @@ export class PushServices {
     });
   }
 
+  /**
+   * Ends every connection, and refuses sends from then on (a send after it would open a
+   * connection nothing closes). An origin being asked is waited for: the send that asked it has
+   * taken its handshake's socket as its first connection by then.
+   */
   async close(): Promise<void> {
+    this.#closed = true;
     const origins = await Promise.allSettled(this.#origins.values());
     this.#origins.clear();
     for (const o of origins) if (o.status === "fulfilled") await o.value?.destroy();
