@@ -124,8 +124,9 @@ describe("invokeUnary", () => {
   });
 
   it("refuses a request an interceptor built without the call's", async () => {
-    const stranger: Interceptor = (next) => (req) =>
-      next({
+    const stranger: Interceptor = (next) => (req) => {
+      if (req.stream) return next(req);
+      return next({
         stream: false,
         message: req.message,
         method: req.method,
@@ -136,6 +137,7 @@ describe("invokeUnary", () => {
         header: req.header,
         contextValues: req.contextValues,
       });
+    };
     const { context } = call();
     const err = await invokeUnary(
       specOf(() => ({})),
