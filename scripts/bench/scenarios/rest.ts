@@ -3,6 +3,7 @@ import autocannon from "autocannon";
 import { type LoadTestResult, loadTest } from "loadtest";
 import { benchNotification, log, record, secs } from "../context.ts";
 import { auth, url } from "../infrastructure.ts";
+import { watchStalls } from "../loop-stalls.ts";
 
 /** The REST maximum, publishes per second. */
 export async function restPublish(): Promise<number> {
@@ -24,6 +25,7 @@ export async function restPublish(): Promise<number> {
   // top of every second, so "500/s" arrives as bursts of 500 at full speed, and it pads the
   // histogram with synthetic samples for each slow answer.
   for (const rate of [200, 500, 1000]) {
+    const stalls = await watchStalls(url);
     const r = await new Promise<LoadTestResult>((done, fail) =>
       loadTest(
         {
@@ -49,7 +51,7 @@ export async function restPublish(): Promise<number> {
     };
     record(
       `REST publish at ${rate}/s offered`,
-      `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, errors ${s.errors}`,
+      `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, errors ${s.errors}; ${await stalls()}`,
       s,
     );
   }
