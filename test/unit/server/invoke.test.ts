@@ -49,6 +49,18 @@ function call(request = new AbortController()) {
 
 const input = create(NotifyRequestSchema, { title: "Deploy finished" });
 
+/** A call through `interceptors` to an implementation that keeps the context it is given. */
+async function contextSeen(interceptors: Interceptor[]) {
+  let seen: HandlerContext | undefined;
+  const c = call();
+  const keep = (_req: unknown, ctx: HandlerContext) => {
+    seen = ctx;
+    return {};
+  };
+  await invokeUnary(specOf(keep), c.context, input, interceptors);
+  return { ...c, seen: seen as HandlerContext };
+}
+
 describe("invokeUnary", () => {
   it("runs the interceptors first-outermost, composed once per list, and makes no signal unasked", async () => {
     const order: string[] = [];
@@ -80,47 +92,27 @@ describe("invokeUnary", () => {
   });
 
   it("gives the implementation the call's own context, whose signal ends with the client", async () => {
-    let seen: HandlerContext | undefined;
-    const { context, asked, request } = call();
-    await invokeUnary(
-      specOf((_req, ctx) => {
-        seen = ctx;
-        return {};
-      }),
-      context,
-      input,
-      [],
-    );
+    const { seen, context, asked, request } = await contextSeen([]);
     expect(seen).toBe(context);
-    const signal = seen?.signal as AbortSignal;
+    const signal = seen.signal;
     expect(asked.n).toBe(1);
     request.abort("client gone");
     expect(signal.reason).toBe("client gone");
   });
 
   it("gives the implementation what an interceptor replaced, and the headers it answered", async () => {
-    let seen: HandlerContext | undefined;
     const replacing: Interceptor = (next) => async (req) => {
       const res = await next({ ...req, header: new Headers({ "x-test": "2" }) });
       return { ...res, header: new Headers({ "x-answered": "yes" }) };
     };
-    const { context, request } = call();
-    await invokeUnary(
-      specOf((_req, ctx) => {
-        seen = ctx;
-        return {};
-      }),
-      context,
-      input,
-      [replacing],
-    );
+    const { seen, context, request } = await contextSeen([replacing]);
     expect(seen).not.toBe(context);
-    expect(seen?.requestHeader.get("x-test")).toBe("2");
-    expect(seen?.method).toBe(NotifyService.method.notify);
-    expect(seen?.values).toBe(context.values);
+    expect(seen.requestHeader.get("x-test")).toBe("2");
+    expect(seen.method).toBe(NotifyService.method.notify);
+    expect(seen.values).toBe(context.values);
     expect(context.responseHeader.get("x-answered")).toBe("yes");
     request.abort("client gone");
-    expect(seen?.signal.reason).toBe("client gone");
+    expect(seen.signal.reason).toBe("client gone");
   });
 
   it("refuses a request an interceptor built without the call's", async () => {
