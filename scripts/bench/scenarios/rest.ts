@@ -25,7 +25,7 @@ export async function restPublish(): Promise<number> {
   // top of every second, so "500/s" arrives as bursts of 500 at full speed, and it pads the
   // histogram with synthetic samples for each slow answer.
   for (const rate of [200, 500, 1000]) {
-    const stalls = await watchStalls(url);
+    const stalls = await watchStalls(url, "rest");
     const r = await new Promise<LoadTestResult>((done, fail) =>
       loadTest(
         {

@@ -22,13 +22,13 @@ export async function rpcPublish(): Promise<void> {
   };
   const raw = rawGrpcCaller(url, "/herald.v1.NotifyService/Notify", auth);
   const message = toBinary(NotifyRequestSchema, create(NotifyRequestSchema, request));
-  for (const [name, call] of [
-    ["gRPC", generated(createGrpcTransport({ baseUrl: url }))],
-    ["Connect", generated(createConnectTransport({ baseUrl: url, httpVersion: "1.1" }))],
-    ["gRPC (bare HTTP/2 client)", () => raw.call(message)],
+  for (const [name, call, protocol] of [
+    ["gRPC", generated(createGrpcTransport({ baseUrl: url })), "grpc"],
+    ["Connect", generated(createConnectTransport({ baseUrl: url, httpVersion: "1.1" })), "connect"],
+    ["gRPC (bare HTTP/2 client)", () => raw.call(message), "grpc"],
   ] as const) {
     await drive(call, { seconds: secs(2), concurrency: 10 });
-    const stalls = await watchStalls(url);
+    const stalls = await watchStalls(url, protocol);
     const fixed = fmt(await drive(call, { seconds: secs(10), concurrency: 50, rate: 500 }));
     record(`${name} publish at 500/s offered`, `${fixed}; ${await stalls()}`, null);
     const s = await drive(call, { seconds: secs(10), concurrency: 50 });
