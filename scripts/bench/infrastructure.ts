@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import webpush from "web-push";
+import { loadConfig } from "../../src/config.ts";
 import { stopAbandoned } from "../../src/db/embedded/owner.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { relocatedClusterDir } from "../../src/db/embedded/user.ts";
@@ -17,6 +18,7 @@ import {
   PushTokenKeyRing,
   parseKeyList,
 } from "../../src/domain/push-token-crypto.ts";
+import { servingHeapFlags } from "../../src/supervisor/pool.ts";
 import { startFakeApns } from "../../test/fakes/apns-server.ts";
 import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
 import { testCertificate } from "../../test/fakes/tls.ts";
@@ -98,8 +100,13 @@ export const ring = new PushTokenKeyRing(
 );
 export const password = "benchmark password";
 
-// BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server under load.
-const serverArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+// BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server under load. The
+// server runs with a serving process's heap and malloc arenas, as `npm start` gives them.
+const serving = loadConfig(process.env);
+const serverArgs = [
+  ...servingHeapFlags(serving.processHeapMb),
+  ...(process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean),
+];
 /** A server process on the benchmark's database (a second one is a peer: same database). */
 async function spawnServer(name: string) {
   const proc: ChildProcess = spawn(
@@ -111,6 +118,7 @@ async function spawnServer(name: string) {
         DATABASE_URL: databaseUrl,
         HERALD_DATA_DIR: join(work, name),
         HERALD_LOG_LEVEL: process.env.BENCH_SERVER_LOG_LEVEL ?? "warn",
+        MALLOC_ARENA_MAX: String(serving.mallocArenas),
         ...unlimited,
         HERALD_TOKEN_KEYS: keyMaterial.keys,
         HERALD_TOKEN_INDEX_KEY: keyMaterial.indexKey,

@@ -44,6 +44,16 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
+/**
+ * A serving process's V8 heap: the old generation's limit (`heapMb`; 0 leaves V8's defaults) and
+ * 16 MB semi-spaces. A publish's garbage is young; at 8 MB scavenges cost gRPC ~10 % more CPU per
+ * publish (BENCHMARKS.md, issue 24). The young generation shrinks back when idle. The
+ * benchmark's server takes the same flags (V8's default on a big machine is 32 MB semi-spaces).
+ */
+export function servingHeapFlags(heapMb: number): string[] {
+  return heapMb > 0 ? [`--max-semi-space-size=16`, `--max-old-space-size=${heapMb}`] : [];
+}
+
 export class ProcessPool {
   readonly #o: Required<PoolOptions>;
   readonly #slots: Slot[];
@@ -62,13 +72,10 @@ export class ProcessPool {
       startFailure: undefined,
       timer: undefined,
     }));
-    // 16 MB semi-spaces: a publish's garbage is young; at 8 MB scavenges cost gRPC ~10 % more
-    // CPU per publish (BENCHMARKS.md, issue 24). The young generation shrinks back when idle.
-    const heap = [`--max-semi-space-size=16`, `--max-old-space-size=${opts.heapMb}`];
     cluster.setupPrimary({
       exec: opts.exec,
       args: [],
-      execArgv: [...process.execArgv, ...(opts.heapMb > 0 ? heap : [])],
+      execArgv: [...process.execArgv, ...servingHeapFlags(opts.heapMb)],
     });
     shareOneSocket();
     // Told by the process itself: with a socket of its own, node:cluster hears of no listen.
