@@ -54,11 +54,10 @@ async function sweepAbandoned(): Promise<void> {
   for (const name of readdirSync(tmpdir())) {
     const dir = join(tmpdir(), name);
     if (!name.startsWith("herald-bench-") || dir === work) continue;
-    const relocated = relocatedClusterDir(dir);
-    if (!(await stopAbandoned(dir, [join(dir, "pg"), relocated]))) continue;
+    if (!(await stopAbandoned(dir))) continue;
     log(`removed what a killed benchmark left behind: ${dir}`);
     rmSync(dir, { recursive: true, force: true });
-    rmSync(relocated, { recursive: true, force: true });
+    rmSync(relocatedClusterDir(dir), { recursive: true, force: true });
   }
 }
 

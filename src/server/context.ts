@@ -24,6 +24,30 @@ export const restDecodeKey = createContextKey<readonly FieldViolation[] | undefi
  */
 export const callEnded = new ConnectError("the call ended", Code.Canceled);
 
+/**
+ * The client's signal for a call, made when first asked for (a publish never asks, so it pays
+ * for no AbortController and no listener): aborted with `reason` when `exchange` closes, if
+ * `gone` then says the client went away, including when it had closed before the ask.
+ */
+export function closeSignal(
+  exchange: { readonly closed: boolean; once(event: "close", listener: () => void): unknown },
+  gone: () => boolean,
+  reason?: unknown,
+): () => AbortSignal {
+  let abort: AbortController | undefined;
+  return () => {
+    if (abort) return abort.signal;
+    const a = new AbortController();
+    abort = a;
+    const closed = () => {
+      if (gone()) a.abort(reason);
+    };
+    if (exchange.closed) closed();
+    else exchange.once("close", closed);
+    return a.signal;
+  };
+}
+
 /** A Node request's headers as the call's `Headers`: pseudo-headers and `dropped` left out. */
 export function webHeaders(
   raw: Record<string, string | string[] | undefined>,

@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { alive, stopAbandoned } from "../../src/db/embedded/owner.ts";
-import { relocatedClusterDir } from "../../src/db/embedded/user.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const dirs: string[] = [];
@@ -45,12 +44,11 @@ describe("a data directory whose PostgreSQL outlived its owner", () => {
   it("is stopped once the owner is gone, and not while it lives", async () => {
     const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
     dirs.push(dir);
-    const pgDirs = [join(dir, "pg"), relocatedClusterDir(dir)];
     const child = await owner(dir);
     const postmaster = Number(
       readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0],
     );
-    expect(await stopAbandoned(dir, pgDirs)).toBe(false);
+    expect(await stopAbandoned(dir)).toBe(false);
     expect(alive(postmaster)).toBe(true);
 
     const exited = new Promise((r) => child.once("exit", r));
@@ -58,13 +56,13 @@ describe("a data directory whose PostgreSQL outlived its owner", () => {
     await exited;
     // Its exit hook never ran: PostgreSQL is still up, an orphan.
     expect(alive(postmaster)).toBe(true);
-    expect(await stopAbandoned(dir, pgDirs)).toBe(true);
+    expect(await stopAbandoned(dir)).toBe(true);
     expect(alive(postmaster)).toBe(false);
   }, 90_000);
 
   it("leaves a directory that never had an owner (a run still starting)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
     dirs.push(dir);
-    expect(await stopAbandoned(dir, [join(dir, "pg")])).toBe(false);
+    expect(await stopAbandoned(dir)).toBe(false);
   });
 });

@@ -9,6 +9,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { relocatedClusterDir } from "./user.ts";
 
 export interface RunningCluster {
   /** The postmaster's process id. */
@@ -41,14 +42,18 @@ export function runningCluster(dataDir: string, pgDir: string): RunningCluster |
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined;
-  let owner: number | undefined;
-  try {
-    owner = Number(readFileSync(ownerFile(dataDir), "utf8").trim());
-  } catch {
-    owner = undefined;
-  }
+  const owner = recordedOwner(dataDir);
   const owned = owner !== undefined && owner > 0 && owner !== process.pid && alive(owner);
   return { pid, port, owner: owned ? owner : undefined };
+}
+
+/** The process `postgres.owner` names, if the file is there. */
+function recordedOwner(dataDir: string): number | undefined {
+  try {
+    return Number(readFileSync(ownerFile(dataDir), "utf8").trim());
+  } catch {
+    return undefined;
+  }
 }
 
 /** Records this process as the owner of the data directory's PostgreSQL. */
@@ -58,13 +63,7 @@ export function claimOwnership(dataDir: string): void {
 
 /** Forgets the owner, if it is this process. */
 export function releaseOwnership(dataDir: string): void {
-  try {
-    if (Number(readFileSync(ownerFile(dataDir), "utf8").trim()) === process.pid) {
-      rmSync(ownerFile(dataDir), { force: true });
-    }
-  } catch {
-    // no owner file: nothing to release
-  }
+  if (recordedOwner(dataDir) === process.pid) rmSync(ownerFile(dataDir), { force: true });
 }
 
 /** Stops an orphaned PostgreSQL (fast shutdown), waiting up to 10 s. */
@@ -81,8 +80,9 @@ export async function stopOrphan(pid: number, pgDir: string): Promise<void> {
  * when the directory is abandoned, its owner gone and nothing running on it any more; false
  * when its owner lives, or it never had one (a run still starting).
  */
-export async function stopAbandoned(dataDir: string, pgDirs: readonly string[]): Promise<boolean> {
-  for (const pgDir of pgDirs) {
+export async function stopAbandoned(dataDir: string): Promise<boolean> {
+  // Where startEmbeddedPostgres puts the cluster: in the directory, or relocated (user.ts).
+  for (const pgDir of [join(dataDir, "pg"), relocatedClusterDir(dataDir)]) {
     const running = runningCluster(dataDir, pgDir);
     if (running?.owner !== undefined) return false;
     if (running) {
@@ -90,11 +90,6 @@ export async function stopAbandoned(dataDir: string, pgDirs: readonly string[]):
       return true;
     }
   }
-  let owner: number;
-  try {
-    owner = Number(readFileSync(ownerFile(dataDir), "utf8").trim());
-  } catch {
-    return false;
-  }
-  return owner > 0 && owner !== process.pid && !alive(owner);
+  const owner = recordedOwner(dataDir);
+  return owner !== undefined && owner > 0 && owner !== process.pid && !alive(owner);
 }

@@ -7,9 +7,9 @@
  *
  * `request` answers the part of undici's `Dispatcher.request` that apns2 calls (a status,
  * headers and a body to read as JSON); `use` lends a session for one stream to a client that
- * opens it itself (firebase-admin's, for FCM). undici's HTTP/2 client spent 130-210 µs of CPU on a request where
- * `http2` itself spends 36-57 µs (measured against a local TLS server, 100 at once); a fan-out
- * pays that per iPhone.
+ * opens it itself (firebase-admin's, for FCM). undici's HTTP/2 client spent 130-210 µs of CPU
+ * on a request where `http2` itself spends 36-57 µs (measured against a local TLS server, 100
+ * at once); a fan-out pays that per iPhone.
  */
 import http2, { type ClientHttp2Session, type IncomingHttpHeaders } from "node:http2";
 import type { Duplex } from "node:stream";

@@ -3,9 +3,9 @@
  * `fcm.googleapis.com` does) gets a fan-out's pushes as streams of a few connections
  * (h2-origin.ts): the benchmark's fan-out to 3,000 browsers settled ~9 % sooner than over
  * undici's HTTP/1.1 (BENCHMARKS.md, twenty-first session). One that does not gets HTTP/1.1
- * through undici's pool, as before. Which it speaks is learned
- * from a TLS handshake offering both, whose socket then carries the first connection, and asked
- * again when that handshake fails, or when a send fails with no HTTP/2 connection left.
+ * through undici's pool, as before. Which it speaks is learned from a TLS handshake offering
+ * both, whose socket then carries the first connection, and asked again when that handshake
+ * fails, or when a send fails with no HTTP/2 connection left.
  * Every connection resolves its name with the caller's `lookup` (public addresses only, unless
  * private ones are allowed: push-address.ts).
  */

@@ -22,7 +22,7 @@ import type { ContextValues } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { FastifyBaseLogger } from "fastify";
 import type { CallRequest } from "../call-context.ts";
-import { callEnded, webHeaders } from "../context.ts";
+import { callEnded, closeSignal, webHeaders } from "../context.ts";
 import type { AddressedRequest } from "../options.ts";
 import type { StreamTaker } from "../polyglot.ts";
 import { WholeBody } from "./whole-body.ts";
@@ -109,17 +109,7 @@ async function serve(
   id: string,
   o: H2UnaryOptions,
 ): Promise<void> {
-  // Made when the call's signal is first asked for (a publish never asks).
-  let abort: AbortController | undefined;
-  const signal = () => {
-    if (abort === undefined) {
-      const a = new AbortController();
-      abort = a;
-      if (stream.closed) a.abort(callEnded);
-      else stream.once("close", () => a.abort(callEnded));
-    }
-    return abort.signal;
-  };
+  const signal = closeSignal(stream, () => true, callEnded);
   const ip = o.clientAddress({ socket: stream.session?.socket ?? {}, headers });
   const uRes = await handler({
     httpVersion: "2.0",

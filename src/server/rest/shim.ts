@@ -23,7 +23,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { http } from "../../../gen/google/api/annotations_pb.ts";
 import type { FieldViolation } from "../../errors.ts";
 import { rpcName } from "../authz.ts";
-import { callEnded, restDecodeKey, webHeaders } from "../context.ts";
+import { callEnded, closeSignal, restDecodeKey, webHeaders } from "../context.ts";
 import type { UnarySpec } from "../grpc/unary.ts";
 import { unaryContext } from "../handler-context.ts";
 import { invokeUnary } from "../invoke.ts";
@@ -167,22 +167,9 @@ export interface UnaryCallOptions {
   shutdownSignal: AbortSignal;
 }
 
-/**
- * Aborted when the client goes away before its answer is written. A function, for the call's
- * context to ask only when something asks for the call's signal (a publish never does).
- */
+/** Aborted when the client goes away before its answer is written; made when first asked. */
 export function replySignal(reply: FastifyReply): () => AbortSignal {
-  return () => {
-    const abort = new AbortController();
-    if (reply.raw.closed) {
-      if (!reply.raw.writableFinished) abort.abort();
-    } else {
-      reply.raw.once("close", () => {
-        if (!reply.raw.writableFinished) abort.abort();
-      });
-    }
-    return abort.signal;
-  };
+  return closeSignal(reply.raw, () => !reply.raw.writableFinished);
 }
 
 /**
