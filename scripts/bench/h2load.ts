@@ -3,10 +3,13 @@
  * generator, so that neither protocol's number carries a Node client's cost.
  */
 import { execFile, spawnSync } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { writeBodies } from "./bodies.ts";
 import { secs, work } from "./context.ts";
 import { auth, url } from "./infrastructure.ts";
+import { type Summary, summarize } from "./stats.ts";
 
 export const h2loadInstalled = () => spawnSync("h2load", ["--version"]).status === 0;
 
@@ -28,6 +31,26 @@ const bodies = () => {
   return written;
 };
 
+/** Connections per protocol: gRPC 10 (× 10 streams each), REST over HTTP/1.1 50. */
+const connections = { grpc: 10, rest: 50 } as const;
+const streams = { grpc: 10, rest: 1 } as const;
+
+/** h2load's arguments for publishing over `protocol`, less how long or how many. */
+function publishArgs(target: Target, protocol: "grpc" | "rest"): string[] {
+  const b = bodies();
+  const c = String(connections[protocol]);
+  const path = protocol === "grpc" ? "/herald.v1.NotifyService/Notify" : "/v1/notify";
+  return [
+    "-H",
+    `authorization: ${target.authorization}`,
+    ...(protocol === "grpc"
+      ? ["-c", c, "-m", String(streams.grpc), "-d", b.grpc, "-H", "content-type: application/grpc"]
+      : ["--h1", "-c", c, "-m", "1", "-d", b.rest, "-H", "content-type: application/json"]),
+    ...(protocol === "grpc" ? ["-H", "te: trailers"] : []),
+    `${target.url}${path}`,
+  ];
+}
+
 /**
  * Publishes at full speed for `seconds`: gRPC with 10 connections × 10 streams, REST over
  * HTTP/1.1 with 50 connections. Asynchronous, so that the benchmark can sample meanwhile.
@@ -37,23 +60,9 @@ export async function h2load(
   protocol: "grpc" | "rest",
   seconds: number,
 ): Promise<H2loadResult> {
-  const b = bodies();
-  const args =
-    protocol === "grpc"
-      ? ["-c", "10", "-m", "10", "-d", b.grpc, "-H", "content-type: application/grpc"]
-      : ["--h1", "-c", "50", "-m", "1", "-d", b.rest, "-H", "content-type: application/json"];
-  const path = protocol === "grpc" ? "/herald.v1.NotifyService/Notify" : "/v1/notify";
   const { stdout: out } = await promisify(execFile)(
     "h2load",
-    [
-      "-D",
-      String(seconds),
-      "-H",
-      `authorization: ${target.authorization}`,
-      ...(protocol === "grpc" ? ["-H", "te: trailers"] : []),
-      ...args,
-      `${target.url}${path}`,
-    ],
+    ["-D", String(seconds), ...publishArgs(target, protocol)],
     { encoding: "utf8" },
   );
   const rate = Number(/finished in [\d.]+s, ([\d.]+) req\/s/.exec(out)?.[1]);
@@ -81,5 +90,46 @@ export async function h2loadMax(): Promise<{ result: string; data: unknown }> {
   return {
     result: `gRPC ${grpc.perSecond}/s (mean ${grpc.meanLatency}, errors ${grpc.errors}), REST ${rest.perSecond}/s (mean ${rest.meanLatency}, errors ${rest.errors})`,
     data: { grpc, rest },
+  };
+}
+
+/**
+ * Publishes at `rate`/s for `seconds`, evenly spread, and answers each answer's latency: h2load
+ * gives every connection its share of the rate (`--rps`) and opens the connections one per
+ * 1/rate s (`-r 1 --rate-period`), so their ticks interleave instead of all connections sending
+ * at once; `--log-file` has every request's time to its answer. A C client: the tail it sees is
+ * the server's and the machine's, not a Node load generator's own pauses. An HTTP/1.1
+ * connection cannot send while its answer is outstanding, so an answer later than one
+ * connection's interval (50/rate s) would delay that connection's next request, and the
+ * latencies after it would understate; `late` counts such answers. (A gRPC connection has 10
+ * streams: only an answer later than 10 of its intervals could hold a request back.)
+ */
+export async function h2loadPaced(
+  target: Target,
+  protocol: "grpc" | "rest",
+  rate: number,
+  seconds: number,
+): Promise<Summary & { max: number; late: number }> {
+  const file = join(work, `paced-${protocol}-${rate}.log`);
+  rmSync(file, { force: true });
+  const c = connections[protocol];
+  const { stdout: out } = await promisify(execFile)(
+    "h2load",
+    [
+      ...["-n", String(rate * seconds), "--rps", String(rate / c)],
+      ...["-r", "1", "--rate-period", `${1000 / rate}ms`, `--log-file=${file}`],
+      ...publishArgs(target, protocol),
+    ],
+    { encoding: "utf8" },
+  );
+  const lines = readFileSync(file, "utf8").trim().split("\n");
+  const ms = lines.map((line) => Number(line.split("\t")[2]) / 1000);
+  const ok = lines.filter((line) => line.split("\t")[1]?.startsWith("2")).length;
+  const took = Number(/finished in ([\d.]+)s/.exec(out)?.[1] ?? seconds);
+  const interval = (c / rate) * 1000 * streams[protocol];
+  return {
+    ...summarize(ms, rate * seconds - ok, took),
+    max: Math.round(Math.max(...ms) * 10) / 10,
+    late: ms.filter((x) => x > interval).length,
   };
 }

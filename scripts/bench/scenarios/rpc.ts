@@ -9,6 +9,7 @@ import { auth, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
 import { rawGrpcCaller } from "../raw-grpc.ts";
 import { drive } from "../stats.ts";
+import { pacedRow } from "./rest.ts";
 
 export async function rpcPublish(): Promise<void> {
   // --- 2. publish over gRPC and Connect ---------------------------------------------------
@@ -35,6 +36,7 @@ export async function rpcPublish(): Promise<void> {
     record(`${name} publish, maximum (50 concurrent)`, fmt(s), s);
   }
   raw.close();
+  await pacedRow("gRPC", "grpc");
   // The generated client costs CPU on the cores the server uses, more than autocannon does.
   // To compare the server's gRPC and REST paths alone, one C load generator drives both.
   const h2 = await h2loadMax();
