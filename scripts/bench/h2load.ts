@@ -12,6 +12,8 @@ import { auth, url } from "./infrastructure.ts";
 import { type Summary, summarize } from "./stats.ts";
 
 export const h2loadInstalled = () => spawnSync("h2load", ["--version"]).status === 0;
+/** A row's result where h2load is missing. */
+export const h2loadMissing = "skipped: h2load is not installed (apt-get install nghttp2-client)";
 
 export interface Target {
   url: string;
@@ -80,7 +82,7 @@ export async function h2load(
 export async function h2loadMax(): Promise<{ result: string; data: unknown }> {
   if (!h2loadInstalled()) {
     return {
-      result: "skipped: h2load is not installed (apt-get install nghttp2-client)",
+      result: h2loadMissing,
       data: null,
     };
   }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { log, outDir, record, root, secs, smoke, work } from "../context.ts";
 import { cpuMeter } from "../cpu-time.ts";
-import { h2load, h2loadInstalled } from "../h2load.ts";
+import { h2load, h2loadInstalled, h2loadMissing } from "../h2load.ts";
 import { pgServerUrl } from "../infrastructure.ts";
 import { childPids, startServer } from "../processes.ts";
 import { shares, topFunctions } from "../profile.ts";
@@ -75,11 +75,7 @@ function keepProfile(dir: string, protocol: string): string | undefined {
 export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
   log("7. CPU per publish: npm start with 1 serving process, h2load at maximum");
   if (!h2loadInstalled()) {
-    record(
-      "CPU per publish",
-      "skipped: h2load is not installed (apt-get install nghttp2-client)",
-      null,
-    );
+    record("CPU per publish", h2loadMissing, null);
     return [];
   }
   const results: CpuResult[] = [];

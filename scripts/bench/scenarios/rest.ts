@@ -2,7 +2,7 @@
 import autocannon from "autocannon";
 import { type LoadTestResult, loadTest } from "loadtest";
 import { benchNotification, log, record, secs } from "../context.ts";
-import { h2loadInstalled, h2loadPaced } from "../h2load.ts";
+import { h2loadInstalled, h2loadMissing, h2loadPaced } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
 
@@ -74,7 +74,7 @@ export async function restPublish(): Promise<number> {
 export async function pacedRow(name: string, protocol: "grpc" | "rest"): Promise<void> {
   const scenario = `${name} publish at 500/s offered, C client (h2load, even arrivals)`;
   if (!h2loadInstalled()) {
-    record(scenario, "skipped: h2load is not installed (apt-get install nghttp2-client)", null);
+    record(scenario, h2loadMissing, null);
     return;
   }
   const stalls = await watchStalls(url, protocol);
