@@ -40,6 +40,39 @@ interface Call {
 
 type CallRequest = UnaryRequest & { [callOf]?: Call };
 
+/**
+ * The request the interceptors see: its `signal` a getter on the prototype, not on each call's
+ * object (an object literal's getter is a closure per call that V8 keeps in the object's
+ * hidden class, in the old generation: handler-context.ts says what that cost).
+ */
+class UnaryCall implements UnaryRequest {
+  readonly stream = false as const;
+  readonly message: Message;
+  readonly method: UnarySpec["method"];
+  readonly service: UnarySpec["method"]["parent"];
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly header: Headers;
+  readonly contextValues: UnaryContext["values"];
+  readonly [callOf]: Call;
+
+  constructor(call: Call, message: Message) {
+    const { spec, context } = call;
+    this.message = message;
+    this.method = spec.method;
+    this.service = spec.method.parent;
+    this.requestMethod = context.requestMethod;
+    this.url = context.url;
+    this.header = context.requestHeader;
+    this.contextValues = context.values;
+    this[callOf] = call;
+  }
+
+  get signal(): AbortSignal {
+    return this[callOf].context.signal;
+  }
+}
+
 /** The context the implementation sees: the call's, with what an interceptor replaced. */
 function contextFor(call: Call, req: UnaryRequest): HandlerContext {
   const { context } = call;
@@ -53,10 +86,11 @@ function contextFor(call: Call, req: UnaryRequest): HandlerContext {
   return {
     method: context.method,
     service: req.service,
+    // A spread of the call's request has no `signal` of its own (a prototype getter).
     get signal() {
-      return req.signal;
+      return req.signal ?? context.signal;
     },
-    timeoutMs: context.timeoutMs,
+    timeoutMs: () => context.timeoutMs(),
     requestMethod: context.requestMethod,
     requestHeader: req.header,
     responseHeader: context.responseHeader,
@@ -114,20 +148,7 @@ export async function invokeUnary(
   input: Message,
   interceptors: readonly Interceptor[],
 ): Promise<Message> {
-  const req: CallRequest = {
-    stream: false,
-    message: input,
-    method: spec.method,
-    service: spec.method.parent,
-    requestMethod: context.requestMethod,
-    url: context.url,
-    header: context.requestHeader,
-    contextValues: context.values,
-    get signal() {
-      return context.signal;
-    },
-    [callOf]: { spec, context },
-  };
+  const req = new UnaryCall({ spec, context }, input);
   const res = await chainOf(interceptors)(req);
   copyHeaders(res.header, context.responseHeader);
   copyHeaders(res.trailer, context.responseTrailer);

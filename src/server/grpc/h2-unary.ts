@@ -19,7 +19,11 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { ContextValues } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import type {
+  UniversalHandler,
+  UniversalServerRequest,
+  UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
 import type { FastifyBaseLogger } from "fastify";
 import type { CallRequest } from "../call-context.ts";
 import { callEnded, closeSignal, webHeaders } from "../context.ts";
@@ -102,6 +106,39 @@ function nodeHeaders(h: Headers | undefined, into: OutgoingHttpHeaders): Outgoin
   return into;
 }
 
+/**
+ * The request Connect's handler sees: its `signal` a getter on the prototype, made when first
+ * asked for (an object literal's getter would be a closure per call kept in the old
+ * generation by V8: handler-context.ts says what that cost).
+ */
+class H2Request implements UniversalServerRequest {
+  readonly httpVersion = "2.0";
+  readonly method: string;
+  readonly url: string;
+  readonly header: Headers;
+  readonly body: AsyncIterable<Uint8Array>;
+  readonly contextValues: ContextValues;
+  readonly #signal: () => AbortSignal;
+
+  constructor(
+    headers: IncomingHttpHeaders,
+    body: AsyncIterable<Uint8Array>,
+    contextValues: ContextValues,
+    signal: () => AbortSignal,
+  ) {
+    this.method = headers[":method"] ?? "";
+    this.url = `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`;
+    this.header = webHeaders(headers);
+    this.body = body;
+    this.contextValues = contextValues;
+    this.#signal = signal;
+  }
+
+  get signal(): AbortSignal {
+    return this.#signal();
+  }
+}
+
 async function serve(
   handler: UniversalHandler,
   stream: ServerHttp2Stream,
@@ -111,18 +148,15 @@ async function serve(
 ): Promise<void> {
   const signal = closeSignal(stream, () => true, callEnded);
   const ip = o.clientAddress({ socket: stream.session?.socket ?? {}, headers });
-  const uRes = await handler({
-    httpVersion: "2.0",
-    method: headers[":method"] ?? "",
-    url: `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`,
-    header: webHeaders(headers),
-    // Some bytes past the limit, so that the handler sees a message too large as one.
-    body: bodyOf(stream, o.readMaxBytes + 6),
-    get signal() {
-      return signal();
-    },
-    contextValues: o.contextValues({ id, ip, headers }),
-  });
+  const uRes = await handler(
+    new H2Request(
+      headers,
+      // Some bytes past the limit, so that the handler sees a message too large as one.
+      bodyOf(stream, o.readMaxBytes + 6),
+      o.contextValues({ id, ip, headers }),
+      signal,
+    ),
+  );
   const body = await bytesOf(uRes.body);
   if (stream.destroyed || stream.closed) return;
   const head: OutgoingHttpHeaders = { ":status": uRes.status };
