@@ -7,8 +7,9 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { writeBodies } from "./bodies.ts";
-import { secs, work } from "./context.ts";
+import { record, secs, work } from "./context.ts";
 import { auth, url } from "./infrastructure.ts";
+import { watchStalls } from "./loop-stalls.ts";
 import { type Summary, summarize } from "./stats.ts";
 
 export const h2loadInstalled = () => spawnSync("h2load", ["--version"]).status === 0;
@@ -41,15 +42,34 @@ const streams = { grpc: 10, rest: 1 } as const;
 function publishArgs(target: Target, protocol: "grpc" | "rest"): string[] {
   const b = bodies();
   const c = String(connections[protocol]);
-  const path = protocol === "grpc" ? "/herald.v1.NotifyService/Notify" : "/v1/notify";
+  const credential = ["-H", `authorization: ${target.authorization}`];
+  if (protocol === "grpc") {
+    const type = ["-H", "content-type: application/grpc", "-H", "te: trailers"];
+    const path = "/herald.v1.NotifyService/Notify";
+    return [
+      ...credential,
+      ...type,
+      "-c",
+      c,
+      "-m",
+      String(streams.grpc),
+      "-d",
+      b.grpc,
+      target.url + path,
+    ];
+  }
+  const type = ["-H", "content-type: application/json"];
   return [
-    "-H",
-    `authorization: ${target.authorization}`,
-    ...(protocol === "grpc"
-      ? ["-c", c, "-m", String(streams.grpc), "-d", b.grpc, "-H", "content-type: application/grpc"]
-      : ["--h1", "-c", c, "-m", "1", "-d", b.rest, "-H", "content-type: application/json"]),
-    ...(protocol === "grpc" ? ["-H", "te: trailers"] : []),
-    `${target.url}${path}`,
+    ...credential,
+    ...type,
+    "--h1",
+    "-c",
+    c,
+    "-m",
+    "1",
+    "-d",
+    b.rest,
+    `${target.url}/v1/notify`,
   ];
 }
 
@@ -106,7 +126,7 @@ export async function h2loadMax(): Promise<{ result: string; data: unknown }> {
  * latencies after it would understate; `late` counts such answers. (A gRPC connection has 10
  * streams: only an answer later than 10 of its intervals could hold a request back.)
  */
-export async function h2loadPaced(
+async function h2loadPaced(
   target: Target,
   protocol: "grpc" | "rest",
   rate: number,
@@ -124,9 +144,13 @@ export async function h2loadPaced(
     ],
     { encoding: "utf8" },
   );
-  const lines = readFileSync(file, "utf8").trim().split("\n");
-  const ms = lines.map((line) => Number(line.split("\t")[2]) / 1000);
-  const ok = lines.filter((line) => line.split("\t")[1]?.startsWith("2")).length;
+  // Each line: start (µs since the epoch), HTTP status, µs to the answer.
+  const rows = readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => line.split("\t"));
+  const ms = rows.map((r) => Number(r[2]) / 1000);
+  const ok = rows.filter((r) => r[1]?.startsWith("2")).length;
   const took = Number(/finished in ([\d.]+)s/.exec(out)?.[1] ?? seconds);
   const interval = (c / rate) * 1000 * streams[protocol];
   return {
@@ -134,4 +158,27 @@ export async function h2loadPaced(
     max: Math.round(Math.max(...ms) * 10) / 10,
     late: ms.filter((x) => x > interval).length,
   };
+}
+
+/**
+ * 500/s offered from a C client (h2load, evenly spread): the same target without a Node load
+ * generator's own pauses in its latencies (loadtest runs in the benchmark's process).
+ */
+export async function h2loadPacedRow(name: string, protocol: "grpc" | "rest"): Promise<void> {
+  const scenario = `${name} publish at 500/s offered, C client (h2load, even arrivals)`;
+  if (!h2loadInstalled()) {
+    record(scenario, h2loadMissing, null);
+    return;
+  }
+  const stalls = await watchStalls(url, protocol);
+  const s = await h2loadPaced({ url, authorization: auth.authorization }, protocol, 500, secs(10));
+  const late =
+    s.late > 0
+      ? ` (${s.late} answers later than a connection's interval: the p99 may understate)`
+      : "";
+  record(
+    scenario,
+    `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, max ${s.max} ms${late}, errors ${s.errors}; ${await stalls()}`,
+    s,
+  );
 }

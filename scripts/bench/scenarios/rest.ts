@@ -2,7 +2,7 @@
 import autocannon from "autocannon";
 import { type LoadTestResult, loadTest } from "loadtest";
 import { benchNotification, log, record, secs } from "../context.ts";
-import { h2loadInstalled, h2loadMissing, h2loadPaced } from "../h2load.ts";
+import { h2loadPacedRow } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
 
@@ -55,7 +55,7 @@ export async function restPublish(): Promise<number> {
       `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, errors ${s.errors}; ${await stalls()}`,
       s,
     );
-    if (rate === 500) await pacedRow("REST", "rest");
+    if (rate === 500) await h2loadPacedRow("REST", "rest");
   }
   const max = await cannon({ connections: 50, seconds: secs(10) });
   const restMax = Math.round(max.requests.average);
@@ -65,27 +65,4 @@ export async function restPublish(): Promise<number> {
     { perSecond: restMax, p50: max.latency.p50, p99: max.latency.p99 },
   );
   return restMax;
-}
-
-/**
- * 500/s offered from a C client (h2load, evenly spread): the same target without a Node load
- * generator's own pauses in its latencies (loadtest runs in the benchmark's process).
- */
-export async function pacedRow(name: string, protocol: "grpc" | "rest"): Promise<void> {
-  const scenario = `${name} publish at 500/s offered, C client (h2load, even arrivals)`;
-  if (!h2loadInstalled()) {
-    record(scenario, h2loadMissing, null);
-    return;
-  }
-  const stalls = await watchStalls(url, protocol);
-  const s = await h2loadPaced({ url, authorization: auth.authorization }, protocol, 500, secs(10));
-  const late =
-    s.late > 0
-      ? ` (${s.late} answers later than a connection's interval: the p99 may understate)`
-      : "";
-  record(
-    scenario,
-    `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, max ${s.max} ms${late}, errors ${s.errors}; ${await stalls()}`,
-    s,
-  );
 }

@@ -4,12 +4,11 @@ import { createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { NotifyRequestSchema, NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
 import { benchNotification, fmt, log, record, secs } from "../context.ts";
-import { h2loadMax } from "../h2load.ts";
+import { h2loadMax, h2loadPacedRow } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
 import { rawGrpcCaller } from "../raw-grpc.ts";
 import { drive } from "../stats.ts";
-import { pacedRow } from "./rest.ts";
 
 export async function rpcPublish(): Promise<void> {
   // --- 2. publish over gRPC and Connect ---------------------------------------------------
@@ -36,7 +35,7 @@ export async function rpcPublish(): Promise<void> {
     record(`${name} publish, maximum (50 concurrent)`, fmt(s), s);
   }
   raw.close();
-  await pacedRow("gRPC", "grpc");
+  await h2loadPacedRow("gRPC", "grpc");
   // The generated client costs CPU on the cores the server uses, more than autocannon does.
   // To compare the server's gRPC and REST paths alone, one C load generator drives both.
   const h2 = await h2loadMax();
