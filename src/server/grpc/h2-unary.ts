@@ -65,26 +65,45 @@ export function h2UnaryTaker(o: H2UnaryOptions): StreamTaker {
   };
 }
 
-/** The stream's body, read whole; past `max` bytes reading stops (the handler refuses it). */
+/**
+ * The stream's body, read whole; past `max` bytes reading stops (the handler refuses it).
+ * Its listeners leave the stream once the body is read: Node's HTTP/2 keeps a finished stream
+ * past the next young-generation collection, and through these closures it kept the whole call
+ * (its request, context and answer) too, promoting twice a stream's own bytes (BENCHMARKS.md).
+ */
 function bodyOf(stream: ServerHttp2Stream, max: number): WholeBody {
   return new WholeBody(
     new Promise<Uint8Array>((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      const done = () =>
-        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-      stream.on("data", (c: Buffer) => {
+      const data = (c: Buffer) => {
         chunks.push(c);
         size += c.length;
         if (size > max) {
           stream.pause();
-          done();
+          end();
         }
-      });
-      stream.once("end", done);
-      stream.once("error", reject);
+      };
+      const settle = () => {
+        stream.off("data", data);
+        stream.off("end", end);
+        stream.off("error", failed);
+        stream.off("close", closed);
+      };
+      const end = () => {
+        settle();
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+      };
+      const failed = (err: unknown) => {
+        settle();
+        reject(err);
+      };
       // A stream reset by its client ends without `end`: the read must not wait for ever.
-      stream.once("close", () => reject(callEnded));
+      const closed = () => failed(callEnded);
+      stream.on("data", data);
+      stream.once("end", end);
+      stream.once("error", failed);
+      stream.once("close", closed);
     }),
   );
 }

@@ -3,7 +3,8 @@
  * (src/server/grpc/h2-unary.ts), on the one-port server with Node's HTTP/2 client: what Fastify
  * did for them (request id, client address behind a trusted proxy, leaving a closing server's
  * calls to Fastify's 503), what it leaves to the request handler, and a call its client resets
- * mid-body, whose read ends (Node ends the stream's body on a reset) instead of waiting for ever.
+ * mid-body, whose read ends (Node ends the stream's body on a reset) instead of waiting for ever;
+ * and a read body's listeners taken off its stream.
  */
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -43,6 +44,13 @@ const handler = Object.assign(
   { allowedMethods: ["POST"], requestPath: "/t.v1.S/Echo" },
 ) as unknown as UniversalHandler;
 
+type Listener = [event: string | symbol, listener: (...args: never) => unknown];
+
+/** The streams the taker took, newest last, with the listeners it put on each. */
+const taken: { stream: http2.ServerHttp2Stream; added: Listener[] }[] = [];
+const listenersOf = (s: http2.ServerHttp2Stream) =>
+  s.eventNames().flatMap((e) => s.rawListeners(e).map((l) => [e, l] as Listener));
+
 let server: PolyglotServer;
 let url: string;
 let closing = false;
@@ -55,17 +63,24 @@ beforeAll(async () => {
     },
     { keepAliveTimeoutMs: 5000 },
   );
-  server.takeStreams(
-    h2UnaryTaker({
-      handlers: new Map([["/t.v1.S/Echo", handler]]),
-      contextValues: callContextValues,
-      clientAddress: clientAddressOf("127.0.0.1"),
-      requestId,
-      readMaxBytes: 1024,
-      closing: () => closing,
-      log: pino({ level: "silent" }),
-    }),
-  );
+  const taker = h2UnaryTaker({
+    handlers: new Map([["/t.v1.S/Echo", handler]]),
+    contextValues: callContextValues,
+    clientAddress: clientAddressOf("127.0.0.1"),
+    requestId,
+    readMaxBytes: 1024,
+    closing: () => closing,
+    log: pino({ level: "silent" }),
+  });
+  server.takeStreams((stream, headers) => {
+    const before = listenersOf(stream);
+    const took = taker(stream, headers);
+    const added = listenersOf(stream).filter(
+      ([e, l]) => !before.some(([f, m]) => f === e && m === l),
+    );
+    if (took) taken.push({ stream, added });
+    return took;
+  });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -117,6 +132,17 @@ describe("unary calls on their HTTP/2 stream", () => {
     expect(a.headers["request-id"]).toMatch(/^req_[\w-]{12}$/);
     expect(b.headers["request-id"]).toMatch(/^req_/);
     expect(b.headers["request-id"]).not.toBe(a.headers["request-id"]);
+  });
+
+  it("takes its body's listeners off the stream once the body is read", async () => {
+    // Node keeps a finished stream past the next young-generation collection; a listener left
+    // on it would keep the whole call (request, context, answer) with it.
+    await call("/t.v1.S/Echo", "listened");
+    const { stream, added } = taken.at(-1) as (typeof taken)[number];
+    expect(added.map(([e]) => e).sort()).toEqual(["close", "data", "end", "error", "error"]);
+    const left = listenersOf(stream).filter(([e, l]) => added.some(([f, m]) => f === e && m === l));
+    // One stays: the taker's "error" listener, which logs a stream's failure after the answer.
+    expect(left.map(([e]) => e)).toEqual(["error"]);
   });
 
   it("takes the client's address from a trusted proxy's X-Forwarded-For", async () => {
