@@ -2,11 +2,19 @@
  * Group commit (issue 11): publishes that arrive together share one transaction (rows inserted
  * by one transaction share its `xmin`), each is answered only after that commit, a lone publish
  * goes at once in a batch of its own, duplicates of one key in a batch still make exactly one
- * notification, and a row that fails fails its own request alone.
+ * notification, and a row that fails fails its own request alone. With two slots, a batch
+ * commits beside one under way only when it carries `besideAtLeast` publishes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { besideAtLeast } from "../../src/db/notifications/group-commit.ts";
 import { sql } from "../helpers/db.ts";
-import { inOneBatch, installInsertHook, xminsOf as xminsIn } from "../helpers/held-batch.ts";
+import {
+  inOneBatch,
+  installInsertHook,
+  publishesWaiting,
+  whileHeld,
+  xminsOf as xminsIn,
+} from "../helpers/held-batch.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -130,5 +138,47 @@ describe("group commit", () => {
     // A different body with the key, in the next batch: 422.
     const other = await notify(server, { title: "other" }, { "idempotency-key": "dup-50" });
     expect(other.status).toBe(422);
+  });
+});
+
+describe("group commit with a second slot", () => {
+  let two: TestServer;
+  beforeAll(async () => {
+    two = await startServer({ groupCommitSlots: 2 });
+    await installInsertHook(two.databaseUrl);
+  });
+  afterAll(async () => two.close());
+
+  it("commits beside a batch under way only a batch of at least besideAtLeast publishes", async () => {
+    const few = Array.from({ length: besideAtLeast - 1 }, (_, i) => `few ${i}`);
+    let answered = 0;
+    const send = (title: string) =>
+      notify(two, { title }).then((a) => {
+        answered++;
+        return a;
+      });
+    let heldDone = false;
+    const { held, done } = await whileHeld(
+      two,
+      () =>
+        notify(two, { title: "hold" }).finally(() => {
+          heldDone = true;
+        }),
+      async () => {
+        // One short of a batch: they wait for the commit under way, though a slot is free.
+        const waiting = few.map(send);
+        await publishesWaiting(two.url, few.length);
+        expect(answered).toBe(0);
+        // One more makes a batch worth the second slot: it commits while the first is held.
+        const all = await Promise.all([...waiting, send("one more")]);
+        expect(heldDone).toBe(false);
+        return all;
+      },
+    );
+    expect(done.map((a) => a.status)).toEqual(done.map(() => 202));
+    const xmins = await xminsIn(two.databaseUrl, [...few, "one more"]);
+    expect(xmins).toHaveLength(1);
+    expect(Number(xmins[0]?.n)).toBe(besideAtLeast);
+    expect((await held).status).toBe(202);
   });
 });

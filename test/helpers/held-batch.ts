@@ -26,7 +26,7 @@ export async function installInsertHook(databaseUrl: string): Promise<void> {
 }
 
 /** Waits until `count` publishes wait for the server's commit slot (its gauge says so). */
-async function publishesWaiting(serverUrl: string, count: number): Promise<void> {
+export async function publishesWaiting(serverUrl: string, count: number): Promise<void> {
   let waiting: string | undefined;
   await waitFor(async () => {
     const scrape = await (await fetch(`${serverUrl}/metrics`)).text();
@@ -39,17 +39,15 @@ async function publishesWaiting(serverUrl: string, count: number): Promise<void>
 }
 
 /**
- * Makes the next batch of a server with one commit slot: `hold()` publishes a notification titled
- * `hold`, whose insert waits for a lock the test holds, so it holds the slot for as long as it
- * takes, not for a guessed time; then `send()` publishes, and once `count` publishes wait for
- * the slot the lock goes and they form the next batch. Returns both answers unawaited.
+ * Runs `during` while a batch is held open: `hold()` publishes a notification titled `hold`,
+ * whose insert waits for a lock the test holds, so its batch holds a commit slot for as long as
+ * `during` takes, not for a guessed time. The lock goes once `during` is done (or fails).
  */
-export async function inOneBatch<H, S>(
-  server: { url: string; databaseUrl: string },
+export async function whileHeld<H, D>(
+  server: { databaseUrl: string },
   hold: () => Promise<H>,
-  count: number,
-  send: () => Promise<S>,
-): Promise<{ held: Promise<H>; sent: Promise<S> }> {
+  during: () => Promise<D>,
+): Promise<{ held: Promise<H>; done: D }> {
   const lock = new pg.Client({ connectionString: server.databaseUrl });
   await lock.connect();
   try {
@@ -64,13 +62,30 @@ export async function inOneBatch<H, S>(
           )
         )[0]?.n === 1,
     );
-    const sent = send();
-    await publishesWaiting(server.url, count);
-    return { held, sent };
+    return { held, done: await during() };
   } finally {
     // Ending the session lets the lock go: the `hold` publish commits, the next batch goes.
     await lock.end();
   }
+}
+
+/**
+ * Makes the next batch of a server with one commit slot (`whileHeld`): `send()` publishes, and
+ * once `count` publishes wait for the slot the lock goes and they form the next batch. Returns
+ * both answers unawaited.
+ */
+export async function inOneBatch<H, S>(
+  server: { url: string; databaseUrl: string },
+  hold: () => Promise<H>,
+  count: number,
+  send: () => Promise<S>,
+): Promise<{ held: Promise<H>; sent: Promise<S> }> {
+  const { held, done } = await whileHeld(server, hold, async () => {
+    const sent = send();
+    await publishesWaiting(server.url, count);
+    return { sent };
+  });
+  return { held, sent: done.sent };
 }
 
 /** The transactions (`xmin`) that inserted the notifications of these titles, with counts. */
