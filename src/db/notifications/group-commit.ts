@@ -66,7 +66,7 @@ export interface GroupCommitOptions {
 /**
  * Fewest publishes a batch carries to commit beside another one under way; fewer wait for it.
  * Taking a free slot at once for whatever had queued made 43 % of the commits at maximum load
- * single publishes, each paying a whole statement and commit; 12 to 24 gave 10-30 % more
+ * single publishes, each paying a whole statement and commit; 12 to 24 gave 5-30 % more
  * publishes a second than 1 (h2load, REST and gRPC, alternated: BENCHMARKS.md).
  */
 export const besideAtLeast = 16;

@@ -50,6 +50,11 @@ type Listener = [event: string | symbol, listener: (...args: never) => unknown];
 const taken: { stream: http2.ServerHttp2Stream; added: Listener[] }[] = [];
 const listenersOf = (s: http2.ServerHttp2Stream) =>
   s.eventNames().flatMap((e) => s.rawListeners(e).map((l) => [e, l] as Listener));
+/** Whether a listener is one of `list` (the same event, the same function). */
+const among =
+  (list: Listener[]) =>
+  ([e, l]: Listener) =>
+    list.some(([f, m]) => f === e && m === l);
 
 let server: PolyglotServer;
 let url: string;
@@ -75,9 +80,7 @@ beforeAll(async () => {
   server.takeStreams((stream, headers) => {
     const before = listenersOf(stream);
     const took = taker(stream, headers);
-    const added = listenersOf(stream).filter(
-      ([e, l]) => !before.some(([f, m]) => f === e && m === l),
-    );
+    const added = listenersOf(stream).filter((x) => !among(before)(x));
     if (took) taken.push({ stream, added });
     return took;
   });
@@ -140,7 +143,7 @@ describe("unary calls on their HTTP/2 stream", () => {
     await call("/t.v1.S/Echo", "listened");
     const { stream, added } = taken.at(-1) as (typeof taken)[number];
     expect(added.map(([e]) => e).sort()).toEqual(["close", "data", "end", "error", "error"]);
-    const left = listenersOf(stream).filter(([e, l]) => added.some(([f, m]) => f === e && m === l));
+    const left = listenersOf(stream).filter(among(added));
     // One stays: the taker's "error" listener, which logs a stream's failure after the answer.
     expect(left.map(([e]) => e)).toEqual(["error"]);
   });
