@@ -38,38 +38,24 @@ const bodies = () => {
 const connections = { grpc: 10, rest: 50 } as const;
 const streams = { grpc: 10, rest: 1 } as const;
 
+/** Each protocol's path, headers and h2load flags. */
+const wire = {
+  grpc: {
+    path: "/herald.v1.NotifyService/Notify",
+    headers: ["content-type: application/grpc", "te: trailers"],
+    flags: [],
+  },
+  rest: { path: "/v1/notify", headers: ["content-type: application/json"], flags: ["--h1"] },
+} as const;
+
 /** h2load's arguments for publishing over `protocol`, less how long or how many. */
 function publishArgs(target: Target, protocol: "grpc" | "rest"): string[] {
-  const b = bodies();
-  const c = String(connections[protocol]);
-  const credential = ["-H", `authorization: ${target.authorization}`];
-  if (protocol === "grpc") {
-    const type = ["-H", "content-type: application/grpc", "-H", "te: trailers"];
-    const path = "/herald.v1.NotifyService/Notify";
-    return [
-      ...credential,
-      ...type,
-      "-c",
-      c,
-      "-m",
-      String(streams.grpc),
-      "-d",
-      b.grpc,
-      target.url + path,
-    ];
-  }
-  const type = ["-H", "content-type: application/json"];
+  const w = wire[protocol];
   return [
-    ...credential,
-    ...type,
-    "--h1",
-    "-c",
-    c,
-    "-m",
-    "1",
-    "-d",
-    b.rest,
-    `${target.url}/v1/notify`,
+    ...[`authorization: ${target.authorization}`, ...w.headers].flatMap((h) => ["-H", h]),
+    ...w.flags,
+    ...["-c", String(connections[protocol]), "-m", String(streams[protocol])],
+    ...["-d", bodies()[protocol], target.url + w.path],
   ];
 }
 
