@@ -70,13 +70,14 @@ export interface AppDeps {
 }
 
 /** How publishes are committed: grouped (the default), or one commit each. */
-function groupCommitOf(config: Config, metrics: Metrics) {
+function groupCommitOf(config: Config, metrics: Metrics, onFed: (projectIds: string[]) => void) {
   if (!config.groupCommit) return undefined;
   return {
     slots: config.groupCommitSlots,
     maxBatch: 500,
     fanOutAtCommit: config.fanOutAtCommit,
     onBatch: (size: number) => metrics.publishBatchSize.observe(size),
+    onFed,
   };
 }
 
@@ -206,7 +207,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...config,
     tokenKeys,
     log: app.log,
-    groupCommit: groupCommitOf(config, metrics),
+    groupCommit: groupCommitOf(config, metrics, (ids) => hub.feed.tell(ids)),
   });
   app.addHook("onClose", () => repos.quota.close());
   app.addHook("onClose", () => repos.openCalls.close());

@@ -87,7 +87,7 @@ export { isDatabaseUnavailable } from "./errors.ts";
 export { migrations } from "./migrations/index.ts";
 export type { DueClear } from "./notifications/acknowledgements.ts";
 export { announceChunk, deliveryChannel } from "./notifications/fan-out.ts";
-export { feedChannel } from "./notifications/feed-news.ts";
+export { feedChannel, feedPayloadOf } from "./notifications/feed-news.ts";
 export type { CancelOutcome } from "./notifications/schedule.ts";
 export { type Db, type Orm, openDatabase } from "./orm.ts";
 export { limitExceeded } from "./policies/caps.ts";

@@ -23,7 +23,6 @@ import { isDatabaseUnavailable } from "../errors.ts";
 import { bound, type Orm } from "../orm.ts";
 import { notificationColumns, notificationColumnsOf, recordsetColumns } from "./codec.ts";
 import { announcementOf, reaches } from "./fan-out.ts";
-import { feedNewsOf } from "./feed-news.ts";
 import { claimRecord, keyLock } from "./idempotency-claim.ts";
 import {
   type IdempotencyClaim,
@@ -39,6 +38,8 @@ interface Row {
   inserted: boolean;
   /** Its fan-out, or push deliveries it made, wait for a worker. */
   for_worker: boolean;
+  /** Fanned out in this commit: consoles' feeds of its project have news. */
+  fed: boolean;
 }
 
 interface Pending {
@@ -61,6 +62,8 @@ export interface GroupCommitOptions {
   fanOutAtCommit: number;
   /** Told each batch's size, for metrics. */
   onBatch?: (size: number) => void;
+  /** Told, after each commit, the projects it fanned out: news for consoles' live feeds. */
+  onFed?: (projectIds: string[]) => void;
 }
 
 /**
@@ -90,7 +93,8 @@ const batchLockTimeoutMs = 100;
  * The fan-out at commit: a queued publish that reaches at most $2 devices (the fan-out's rule,
  * fan-out.ts) gets its deliveries in this same statement, up to $3 deliveries for the batch, and
  * is committed `delivering` (or `no_devices`, reaching none) instead of `queued`; the streams of
- * every process hear of it at this commit (NOTIFY), and consoles' feeds too. One that reaches
+ * every process hear of it at this commit (NOTIFY), and consoles' feeds after it (`onFed`: a
+ * NOTIFY here would queue the slots' commits on each other, feed-news.ts). One that reaches
  * more, or past the batch's share, is committed `queued` for the workers' fan-out, as every
  * publish was before: a big account's fan-out never lengthens the other publishes' commit by
  * more than $3 rows. Each publish saves the fan-out's second write of its row (a non-HOT update,
@@ -145,12 +149,11 @@ const batchStatement = `
     returning notification_id, platform
   ), pushes as (
     select notification_id, count(*) as n from dlv where platform <> 'stream' group by 1
-  ), fanned as (
-    select project_id from ins where status in ('delivering', 'no_devices')
-  ), ${announcementOf("dlv")}, ${feedNewsOf("fanned")}
+  ), ${announcementOf("dlv")}
   select l.i, l.got, ins.id is not null as inserted,
          ins.status = 'queued' or coalesce(p.n, 0) > 0 as for_worker,
-         (select count(*) from announced) as announcements, (select count(*) from fed) as fed
+         coalesce(ins.status in ('delivering', 'no_devices'), false) as fed,
+         (select count(*) from announced) as announcements
     from locked l left join ins on ins.id = l.id left join pushes p on p.notification_id = l.id`;
 
 export class GroupCommitter {
@@ -227,6 +230,8 @@ export class GroupCommitter {
       else await Promise.all(batch.map((p) => this.#alone(p)));
       return;
     }
+    const fed = new Set(rows.filter((r) => r.fed).map((r) => (batch[r.i] as Pending).n.project_id));
+    if (fed.size > 0) this.#o.onFed?.([...fed]);
     await Promise.all(
       rows.map(async (r) => {
         const p = batch[r.i] as Pending;

@@ -16,6 +16,7 @@ import { announceChunk, deliveryChannel, feedChannel } from "../../db/index.ts";
 import type { Log } from "../../domain/log.ts";
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { namesProjects, topicAdmits } from "../../domain/topic-filter.ts";
+import { Feeds } from "./feeds.ts";
 import { waitForNews } from "./wait-for-news.ts";
 import { Wakers } from "./wakers.ts";
 
@@ -67,7 +68,7 @@ export class StreamHub {
   #sweep: NodeJS.Timeout | undefined;
   readonly #ending = new AbortController();
   /** Consoles' live feeds, by project id: woken by the news of the statements that change them. */
-  readonly feed = new Wakers();
+  readonly feed: Feeds;
   /** Calls waiting for a notification's fan-out (a device confirming what it got in memory). */
   readonly fannedOut = new Wakers();
 
@@ -75,6 +76,10 @@ export class StreamHub {
     this.#url = url;
     this.#queue = queue;
     this.#log = log;
+    this.feed = new Feeds(
+      async (payload) => this.#client?.query("select pg_notify($1, $2)", [feedChannel, payload]),
+      log,
+    );
   }
 
   /**
