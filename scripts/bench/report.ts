@@ -4,6 +4,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { json, outDir, rows, smoke } from "./context.ts";
 import { db } from "./infrastructure.ts";
+import { targetsSection } from "./targets.ts";
 
 export async function writeReport(): Promise<void> {
   const pgVersion = (await db.query<{ v: string }>("select current_setting('server_version') as v"))
@@ -18,6 +19,7 @@ export async function writeReport(): Promise<void> {
     "|---|---|",
     ...rows.map((r) => `| ${r.scenario} | ${r.result} |`),
     "",
+    ...targetsSection(smoke),
   ].join("\n");
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "results.md"), md);

@@ -8,6 +8,7 @@ import { log, record, root, secs, work } from "../context.ts";
 import type { H2loadResult } from "../h2load.ts";
 import { pgServerUrl } from "../infrastructure.ts";
 import { maxWithProcesses } from "../processes.ts";
+import { judge } from "../targets.ts";
 
 export async function npmStart(commitRate: number): Promise<void> {
   // --- 6. npm start with 1 and 2 processes, and group commit's batch sizes ------------------
@@ -37,5 +38,17 @@ export async function npmStart(commitRate: number): Promise<void> {
       `mean ${r.meanBatch} publishes per commit; ${total} commits: ${dist}`,
       { mean: r.meanBatch, batches: r.batches },
     );
+    if (n !== byDefault || Number.isNaN(commitRate)) continue;
+    for (const [name, h] of [
+      ["REST", r.rest],
+      ["gRPC", r.grpc],
+    ] as const) {
+      judge(
+        `${name} maximum on the default \`npm start\` ≥ 1.0× the yardstick (stretch 1.5×)`,
+        `${(h.perSecond / commitRate).toFixed(2)}× (${h.perSecond}/s against ${commitRate}/s)`,
+        h.perSecond >= commitRate,
+        `group commit: mean ${r.meanBatch} publishes a commit, ${dist}; the serving process's CPU per publish and its split by owner: scenario 7's rows`,
+      );
+    }
   }
 }
