@@ -160,8 +160,8 @@ export async function maxWithProcesses(
   }, 500);
   const rest = await h2load(target, "rest", seconds);
   const after = await batchBuckets(url, processes);
-  // Its own warm-up too, as REST had (until the twenty-fifth session gRPC ran cold: 0.68-0.85×
-  // here against 0.92-1.09× in scenario 7, which warms each protocol up).
+  // Its own warm-up too, as REST has and as scenario 7 gives each protocol. (Alternated without
+  // it, twice, in the twenty-fifth session: no difference above that hour's noise.)
   await h2load(target, "grpc", Math.min(3, seconds));
   const grpc = await h2load(target, "grpc", seconds);
   clearInterval(sampler);
