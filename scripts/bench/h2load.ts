@@ -11,7 +11,7 @@ import { record, secs, work } from "./context.ts";
 import { auth, url } from "./infrastructure.ts";
 import { watchStalls } from "./loop-stalls.ts";
 import { type Summary, summarize } from "./stats.ts";
-import { judge, p99Met, p99Target } from "./targets.ts";
+import { judgeP99 } from "./targets.ts";
 
 export const h2loadInstalled = () => spawnSync("h2load", ["--version"]).status === 0;
 /** A row's result where h2load is missing. */
@@ -169,5 +169,5 @@ export async function h2loadPacedRow(name: string, protocol: "grpc" | "rest"): P
     `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, max ${s.max} ms${late}, errors ${s.errors}; ${inServer}`,
     s,
   );
-  judge(p99Target(`${name} (h2load)`), `${s.p99} ms`, p99Met(s.p99), inServer);
+  judgeP99(`${name} (h2load)`, s.p99, inServer);
 }

@@ -37,6 +37,8 @@ export function targetsSection(smoke: boolean): string[] {
   ];
 }
 
-/** The p99 target at 500/s offered. */
-export const p99Target = (over: string) => `p99 ≤ 25 ms at 500/s offered, ${over}`;
-export const p99Met = (p99: number) => p99 <= 25;
+/** The p99 target at 500/s offered, over a protocol and client, judged from one run's p99. */
+export function judgeP99(over: string, p99: number | undefined, where: string): void {
+  const ms = p99 ?? Number.NaN;
+  judge(`p99 ≤ 25 ms at 500/s offered, ${over}`, `${ms} ms`, ms <= 25, where);
+}

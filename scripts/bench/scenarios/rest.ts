@@ -5,7 +5,7 @@ import { benchNotification, log, record, secs } from "../context.ts";
 import { h2loadPacedRow } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
-import { judge, p99Met, p99Target } from "../targets.ts";
+import { judgeP99 } from "../targets.ts";
 
 /** The REST maximum, publishes per second. */
 export async function restPublish(): Promise<number> {
@@ -58,8 +58,7 @@ export async function restPublish(): Promise<number> {
       s,
     );
     if (rate === 500) {
-      const p99 = s.p99 ?? Number.NaN;
-      judge(p99Target("REST (loadtest)"), `${p99} ms`, p99Met(p99), inServer);
+      judgeP99("REST (loadtest)", s.p99, inServer);
       await h2loadPacedRow("REST", "rest");
     }
   }

@@ -9,7 +9,7 @@ import { auth, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
 import { rawGrpcCaller } from "../raw-grpc.ts";
 import { drive } from "../stats.ts";
-import { judge, p99Met, p99Target } from "../targets.ts";
+import { judgeP99 } from "../targets.ts";
 
 export async function rpcPublish(): Promise<void> {
   // --- 2. publish over gRPC and Connect ---------------------------------------------------
@@ -35,7 +35,7 @@ export async function rpcPublish(): Promise<void> {
     record(`${name} publish at 500/s offered`, `${fmt(fixed)}; ${inServer}`, fixed);
     if (protocol === "grpc") {
       const client = name === "gRPC" ? "generated client" : "bare HTTP/2 client";
-      judge(p99Target(`gRPC (${client})`), `${fixed.p99} ms`, p99Met(fixed.p99), inServer);
+      judgeP99(`gRPC (${client})`, fixed.p99, inServer);
     }
     const s = await drive(call, { seconds: secs(10), concurrency: 50 });
     record(`${name} publish, maximum (50 concurrent)`, fmt(s), s);

@@ -62,7 +62,7 @@ export interface GroupCommitOptions {
   fanOutAtCommit: number;
   /** Told each batch's size, for metrics. */
   onBatch?: (size: number) => void;
-  /** Told, after each commit, the projects it fanned out: news for consoles' live feeds. */
+  /** Told after each commit the projects it fanned out, one a publish: news for consoles' feeds. */
   onFed?: (projectIds: string[]) => void;
 }
 
@@ -230,8 +230,8 @@ export class GroupCommitter {
       else await Promise.all(batch.map((p) => this.#alone(p)));
       return;
     }
-    const fed = new Set(rows.filter((r) => r.fed).map((r) => (batch[r.i] as Pending).n.project_id));
-    if (fed.size > 0) this.#o.onFed?.([...fed]);
+    const fed = rows.filter((r) => r.fed).map((r) => (batch[r.i] as Pending).n.project_id);
+    if (fed.length > 0) this.#o.onFed?.(fed);
     await Promise.all(
       rows.map(async (r) => {
         const p = batch[r.i] as Pending;

@@ -76,10 +76,7 @@ export class StreamHub {
     this.#url = url;
     this.#queue = queue;
     this.#log = log;
-    this.feed = new Feeds(
-      async (payload) => this.#client?.query("select pg_notify($1, $2)", [feedChannel, payload]),
-      log,
-    );
+    this.feed = new Feeds((payload) => this.#notify(feedChannel, payload), log);
   }
 
   /**
@@ -217,7 +214,7 @@ export class StreamHub {
 
   /** Tells every process's streams of repeats or a clear. */
   async tellStreams(news: InboxNews): Promise<void> {
-    await this.#client?.query("select pg_notify($1, $2)", [inboxChannel, JSON.stringify(news)]);
+    await this.#notify(inboxChannel, JSON.stringify(news));
   }
 
   /**
@@ -246,7 +243,7 @@ export class StreamHub {
 
   /** Tells every process that a device's filter or sign-in changed. */
   async deviceChanged(deviceId: string): Promise<void> {
-    await this.#client?.query("select pg_notify($1, $2)", [deviceChannel, deviceId]);
+    await this.#notify(deviceChannel, deviceId);
   }
 
   async #reload(deviceId: string | undefined): Promise<void> {
@@ -284,6 +281,11 @@ export class StreamHub {
         this.#log.warn({ err, device_id: deviceId }, "handing deliveries to a stream failed");
       }
     }
+  }
+
+  /** NOTIFYs every process (this one included) on `channel`; nothing while reconnecting. */
+  async #notify(channel: string, payload: string): Promise<void> {
+    await this.#client?.query("select pg_notify($1, $2)", [channel, payload]);
   }
 
   async close(): Promise<void> {
