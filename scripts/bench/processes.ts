@@ -9,12 +9,29 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import { createDatabaseIfMissing, freePort } from "../../src/db/embedded/server.ts";
 import { sampleOf, unlimited } from "./context.ts";
+import { commMeter, machineMeter, threadMeter } from "./cpu-time.ts";
 import { type H2loadResult, h2load } from "./h2load.ts";
+
+/**
+ * Where the machine went at a maximum, in µs of CPU a publish (at h2load's rate): the serving
+ * processes (every thread) and their event loops alone, PostgreSQL, and the rest of the
+ * machine's busy time (h2load, the kernel's network, the supervisor); `busiestLoop` is the
+ * busiest event loop's share of a core, and `cores` the machine's busy cores.
+ */
+export interface MaxCpu {
+  servingUs: number;
+  loopUs: number;
+  busiestLoop: number;
+  postgresUs: number;
+  restUs: number;
+  cores: number;
+}
 
 export interface ProcessesResult {
   processes: number;
   rest: H2loadResult;
   grpc: H2loadResult;
+  cpu: { rest: MaxCpu; grpc: MaxCpu };
   /** Batches by size bucket (`le`), summed over what the scrapes saw. */
   batches: Record<string, number>;
   meanBatch: number;
@@ -138,6 +155,31 @@ async function idleAndReplacement(child: ChildProcess, out: () => string) {
   return { idleRssMb, replacementMs };
 }
 
+/** Runs `run` (h2load at full speed) while counting the CPU of the machine, by whom. */
+async function measured(
+  serving: number[],
+  run: () => Promise<H2loadResult>,
+): Promise<{ result: H2loadResult; cpu: MaxCpu }> {
+  const threads = serving.map(threadMeter);
+  const [postgres, machine] = [commMeter("postgres"), machineMeter()];
+  const result = await run();
+  const [pgCores, cores] = [postgres.share(), machine.cores()];
+  const byThread = threads.map((t) => t.shares());
+  const loops = byThread.map((shares) => shares.find(([name]) => name === "main")?.[1] ?? 0);
+  const servingCores = byThread.flat().reduce((sum, [, share]) => sum + share, 0);
+  const us = (share: number) => Math.round((share * 1e6) / Math.max(1, result.perSecond));
+  const loopCores = loops.reduce((a, b) => a + b, 0);
+  const cpu = {
+    servingUs: us(servingCores),
+    loopUs: us(loopCores),
+    busiestLoop: Math.round(Math.max(0, ...loops) * 100) / 100,
+    postgresUs: us(pgCores),
+    restUs: us(Math.max(0, cores - servingCores - pgCores)),
+    cores: Math.round(cores * 100) / 100,
+  };
+  return { result, cpu };
+}
+
 /**
  * `npm start` with `processes` serving processes at full speed, by h2load (a C client, as the
  * yardstick is): REST over HTTP/1.1, then gRPC over h2c, each for `seconds` after a warm-up.
@@ -158,12 +200,13 @@ export async function maxWithProcesses(
   const sampler = setInterval(() => {
     peakRssMb = Math.max(peakRssMb, rssMb(child.pid as number));
   }, 500);
-  const rest = await h2load(target, "rest", seconds);
+  const serving = childPids(child.pid as number);
+  const rest = await measured(serving, () => h2load(target, "rest", seconds));
   const after = await batchBuckets(url, processes);
   // Its own warm-up too, as REST has and as scenario 7 gives each protocol. (Alternated without
   // it, twice, in the twenty-fifth session: no difference above that hour's noise.)
   await h2load(target, "grpc", Math.min(3, seconds));
-  const grpc = await h2load(target, "grpc", seconds);
+  const grpc = await measured(serving, () => h2load(target, "grpc", seconds));
   clearInterval(sampler);
   peakRssMb = Math.max(peakRssMb, rssMb(child.pid as number));
   child.kill("SIGTERM");
@@ -175,8 +218,9 @@ export async function maxWithProcesses(
   const count = after.count - before.count;
   return {
     processes,
-    rest,
-    grpc,
+    rest: rest.result,
+    grpc: grpc.result,
+    cpu: { rest: rest.cpu, grpc: grpc.cpu },
     batches,
     meanBatch: count > 0 ? Math.round(((after.sum - before.sum) / count) * 10) / 10 : 0,
     peakRssMb,

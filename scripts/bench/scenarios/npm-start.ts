@@ -2,13 +2,24 @@
  * Scenario 6: `npm start` itself with 1 and 2 serving processes, each driven by h2load over REST
  * and gRPC (the issue's measure: a C client, as the yardstick's), and group commit's batch sizes.
  */
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { processCount } from "../../../src/config-parse.ts";
 import { log, record, root, secs, work } from "../context.ts";
 import type { H2loadResult } from "../h2load.ts";
 import { pgServerUrl } from "../infrastructure.ts";
-import { maxWithProcesses } from "../processes.ts";
+import { type MaxCpu, maxWithProcesses } from "../processes.ts";
 import { judge } from "../targets.ts";
+
+/** A maximum's CPU a publish, by whom: which of them was the limit. */
+function machineSplit(cpu: MaxCpu, processes: number): string {
+  const serving = processes > 1 ? `the ${processes} serving processes` : "the serving process";
+  const loops =
+    processes > 1
+      ? `their event loops ${cpu.loopUs} µs, the busiest ${cpu.busiestLoop} of a core`
+      : `its event loop ${cpu.loopUs} µs, ${cpu.busiestLoop} of a core`;
+  return `CPU a publish: ${serving} ${cpu.servingUs} µs (${loops}), PostgreSQL ${cpu.postgresUs} µs, the rest of the machine (h2load, the kernel) ${cpu.restUs} µs; the machine ${cpu.cores} of ${availableParallelism()} cores`;
+}
 
 export async function npmStart(commitRate: number): Promise<void> {
   // --- 6. npm start with 1 and 2 processes, and group commit's batch sizes ------------------
@@ -38,6 +49,15 @@ export async function npmStart(commitRate: number): Promise<void> {
       `mean ${r.meanBatch} publishes per commit; ${total} commits: ${dist}`,
       { mean: r.meanBatch, batches: r.batches },
     );
+    const split = {
+      REST: machineSplit(r.cpu.rest, n),
+      gRPC: machineSplit(r.cpu.grpc, n),
+    };
+    record(
+      `where the machine went at that maximum (${n} process${n > 1 ? "es" : ""})`,
+      `REST: ${split.REST}. gRPC: ${split.gRPC}`,
+      r.cpu,
+    );
     if (n !== byDefault || Number.isNaN(commitRate)) continue;
     for (const [name, h] of [
       ["REST", r.rest],
@@ -47,7 +67,7 @@ export async function npmStart(commitRate: number): Promise<void> {
         `${name} maximum on the default \`npm start\` ≥ 1.0× the yardstick (stretch 1.5×)`,
         `${(h.perSecond / commitRate).toFixed(2)}× (${h.perSecond}/s against ${commitRate}/s)`,
         h.perSecond >= commitRate,
-        `group commit: mean ${r.meanBatch} publishes a commit, ${dist}; the serving process's CPU per publish and its split by owner: scenario 7's rows`,
+        `${split[name]}; group commit: mean ${r.meanBatch} publishes a commit, ${dist}; the serving process's CPU split by owner: scenario 7's rows`,
       );
     }
   }
