@@ -115,6 +115,85 @@ describe("group commit", () => {
     expect(stored).toHaveLength(9);
   });
 
+  it("stores every column a batched publish sets, and nulls where it sets none", async () => {
+    // The batch's JSON leaves out the columns that have no value (codec.ts, recordsetEntry).
+    const full = {
+      title: "batched full",
+      message: "all of it",
+      topic: "deploys",
+      priority: "high",
+      click_url: "https://example.com/run/1",
+      metadata: { run: 1, tags: ["a"] },
+      ttl_seconds: 600,
+      require_ack: true,
+      repeat_every_seconds: 120,
+      escalate_after_seconds: 300,
+      escalate_to_topic: "oncall",
+      actions: [{ id: "retry", label: "Retry" }],
+      replace_key: "run-1",
+    };
+    const { held, sent } = await inOneBatch(server, hold, 2, () =>
+      Promise.all([
+        notify(server, full, { "idempotency-key": "batched-full" }),
+        notify(server, { title: "batched bare" }),
+      ]),
+    );
+    const answers = await sent;
+    await held;
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
+    const rows = await sql<Record<string, unknown>>(
+      server.databaseUrl,
+      `select n.title, n.message, n.topic, n.priority, n.click_url, n.metadata, n.ttl_seconds,
+              n.expires_at is not null as expires, n.require_ack, n.repeat_every_seconds,
+              n.escalate_after_seconds, n.escalate_topic, n.next_repeat_at is not null as repeats,
+              n.escalate_at is not null as escalates, n.actions, n.replace_key,
+              r.key is not null as claimed, n.xmin::text as xmin
+         from notification n left join idempotency_record r on r.notification_id = n.id
+        where n.title like 'batched %' order by n.title`,
+    );
+    expect(new Set(rows.map((r) => r.xmin)).size).toBe(1);
+    const { xmin: _full, ...stored } = rows[1] ?? {};
+    expect(stored).toEqual({
+      title: "batched full",
+      message: "all of it",
+      topic: "deploys",
+      priority: "high",
+      click_url: "https://example.com/run/1",
+      metadata: { run: 1, tags: ["a"] },
+      ttl_seconds: 600,
+      expires: true,
+      require_ack: true,
+      repeat_every_seconds: 120,
+      escalate_after_seconds: 300,
+      escalate_topic: "oncall",
+      repeats: true,
+      escalates: true,
+      actions: [expect.objectContaining({ id: "retry", label: "Retry" })],
+      replace_key: "run-1",
+      claimed: true,
+    });
+    const { xmin: _bare, ...bare } = rows[0] ?? {};
+    expect(bare).toEqual({
+      title: "batched bare",
+      message: "",
+      topic: "default",
+      priority: "normal",
+      click_url: null,
+      metadata: null,
+      ttl_seconds: null,
+      expires: false,
+      require_ack: false,
+      repeat_every_seconds: null,
+      escalate_after_seconds: null,
+      escalate_topic: null,
+      repeats: false,
+      escalates: false,
+      actions: null,
+      replace_key: null,
+      claimed: false,
+    });
+  });
+
   it("makes one notification of 50 concurrent duplicates, replaying it byte for byte", async () => {
     const body = { title: "once", metadata: { n: 1 } };
     const { held, sent } = await inOneBatch(server, hold, 50, () =>

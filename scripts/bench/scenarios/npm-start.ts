@@ -21,14 +21,40 @@ function machineSplit(cpu: MaxCpu, processes: number): string {
   return `CPU a publish: ${serving} ${cpu.servingUs} µs (${loops}), PostgreSQL ${cpu.postgresUs} µs, the rest of the machine (h2load, the kernel) ${cpu.restUs} µs; the machine ${cpu.cores} of ${availableParallelism()} cores`;
 }
 
-export async function npmStart(commitRate: number): Promise<void> {
+/**
+ * The yardstick again, just before and just after `run` (the default's maxima): this machine's
+ * limit drifts by 10 % within minutes (BENCHMARKS.md, twenty-seventh session), so the verdicts
+ * compare each maximum with the machine's limit measured around it, their mean.
+ */
+async function bracketed<T>(yardstick: () => Promise<number>, run: () => Promise<T>) {
+  const before = await yardstick();
+  const result = await run();
+  const after = await yardstick();
+  const near = Math.round((before + after) / 2);
+  record(
+    "Yardstick again, around the default's maxima (pgbench, as above)",
+    `${before}/s just before, ${after}/s just after: ${near}/s, the limit the maxima are judged against`,
+    { before, after, near },
+  );
+  return { result, near };
+}
+
+export async function npmStart(
+  commitRate: number,
+  yardstick: () => Promise<number>,
+): Promise<void> {
   // --- 6. npm start with 1 and 2 processes, and group commit's batch sizes ------------------
   log("6. npm start itself: REST and gRPC maximum (h2load) with 1 and 2 serving processes");
   const byDefault = processCount({});
   for (const n of [1, 2]) {
-    const r = await maxWithProcesses(root, pgServerUrl, n, secs(10), join(work, `data-p${n}`));
+    const max = () => maxWithProcesses(root, pgServerUrl, n, secs(10), join(work, `data-p${n}`));
+    const judged = n === byDefault && !Number.isNaN(commitRate);
+    const { result: r, near } = judged
+      ? await bracketed(yardstick, max)
+      : { result: await max(), near: Number.NaN };
     const ratio = (perSecond: number) =>
-      Number.isNaN(commitRate) ? "" : `, ${(perSecond / commitRate).toFixed(2)}× the yardstick`;
+      (Number.isNaN(commitRate) ? "" : `, ${(perSecond / commitRate).toFixed(2)}× the yardstick`) +
+      (Number.isNaN(near) ? "" : `, ${(perSecond / near).toFixed(2)}× the yardstick around it`);
     const each = (name: string, h: H2loadResult) =>
       `${name} ${h.perSecond}/s (mean ${h.meanLatency}, errors ${h.errors}${ratio(h.perSecond)})`;
     record(
@@ -58,15 +84,15 @@ export async function npmStart(commitRate: number): Promise<void> {
       `REST: ${split.REST}. gRPC: ${split.gRPC}`,
       r.cpu,
     );
-    if (n !== byDefault || Number.isNaN(commitRate)) continue;
+    if (!judged) continue;
     for (const [name, h] of [
       ["REST", r.rest],
       ["gRPC", r.grpc],
     ] as const) {
       judge(
         `${name} maximum on the default \`npm start\` ≥ 1.0× the yardstick (stretch 1.5×)`,
-        `${(h.perSecond / commitRate).toFixed(2)}× (${h.perSecond}/s against ${commitRate}/s)`,
-        h.perSecond >= commitRate,
+        `${(h.perSecond / near).toFixed(2)}× (${h.perSecond}/s against ${near}/s measured around it; ${(h.perSecond / commitRate).toFixed(2)}× the run's first, ${commitRate}/s)`,
+        h.perSecond >= near,
         `${split[name]}; group commit: mean ${r.meanBatch} publishes a commit, ${dist}; the serving process's CPU split by owner: scenario 7's rows`,
       );
     }

@@ -21,7 +21,12 @@
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { isDatabaseUnavailable } from "../errors.ts";
 import { bound, type Orm } from "../orm.ts";
-import { notificationColumns, notificationColumnsOf, recordsetColumns } from "./codec.ts";
+import {
+  notificationColumns,
+  notificationColumnsOf,
+  recordsetColumns,
+  recordsetEntry,
+} from "./codec.ts";
 import { announcementOf, reaches } from "./fan-out.ts";
 import { claimRecord, keyLock } from "./idempotency-claim.ts";
 import {
@@ -258,14 +263,16 @@ export class GroupCommitter {
 
 const keyOf = (p: Pending) => `${p.n.project_id}/${p.claim?.key}`;
 
+/** A publish as the statement's `json_to_recordset` reads it (a member left out is NULL). */
 function input(p: Pending, i: number) {
   const { n, claim } = p;
-  return {
-    i,
-    ...n,
-    key: claim?.key ?? null,
-    fingerprint: claim ? claim.fingerprint.toString("base64") : null,
-    response: claim ? Buffer.from(claim.response).toString("base64") : null,
-    ttl: claim?.ttlSeconds ?? null,
-  };
+  const entry = recordsetEntry(n);
+  entry.i = i;
+  if (claim) {
+    entry.key = claim.key;
+    entry.fingerprint = claim.fingerprint.toString("base64");
+    entry.response = Buffer.from(claim.response).toString("base64");
+    entry.ttl = claim.ttlSeconds;
+  }
+  return entry;
 }
