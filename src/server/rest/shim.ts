@@ -30,7 +30,7 @@ import { invokeUnary } from "../invoke.ts";
 import { problemFor } from "../problem.ts";
 import { type Binding, bindingsOf } from "./bindings.ts";
 import { bodyField, decodeLeniently, parseBody } from "./decode.ts";
-import { restJson } from "./encode.ts";
+import { restJsonText } from "./encode.ts";
 import { restSuccess } from "./status.ts";
 
 /**
@@ -256,5 +256,5 @@ async function answer(
     result = (response as unknown as Record<string, Message>)[field.localName] as Message;
   }
   reply.code(success.status).type("application/json");
-  await reply.send(JSON.stringify(restJson(schema, result)));
+  await reply.send(restJsonText(schema, result));
 }
