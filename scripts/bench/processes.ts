@@ -89,14 +89,11 @@ function rssMb(pid: number): number {
 export const running = new Set<ChildProcess>();
 
 /**
- * `npm start` on a fresh database (named after `name`), bootstrapped: its process, address, API
- * key and output. Extra node options (a CPU profile) in `nodeArgs`.
- */
-/**
  * What the benchmark reads of a server's stdout: its start-up (the first 256 KB: the address and
  * the API key) and how many "Server listening at" lines it printed. At maximum load the server
- * logs a line a request; holding all of them (a growing string, 13,000 lines a second) cost the
- * benchmark's own process CPU on the cores the server and PostgreSQL share.
+ * logs a line a request; holding all of them (a growing string, 13,000 lines a second, about
+ * 40 MB a run) took memory and CPU in the benchmark's own process, on the cores the server and
+ * PostgreSQL share (what it changed was within the noise of alternated runs: BENCHMARKS.md).
  */
 function startLines() {
   const lines = { head: "", listening: 0, partial: "" };
@@ -119,6 +116,10 @@ function startLines() {
   };
 }
 
+/**
+ * `npm start` on a fresh database (named after `name`), bootstrapped: its process, address, API
+ * key and how many times it said it listens. Extra node options (a CPU profile) in `nodeArgs`.
+ */
 export async function startServer(
   root: string,
   pgServerUrl: string,

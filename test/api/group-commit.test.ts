@@ -153,23 +153,15 @@ describe("group commit", () => {
     );
     expect(new Set(rows.map((r) => r.xmin)).size).toBe(1);
     const { xmin: _full, ...stored } = rows[1] ?? {};
+    // Each column as the request gave it (the escalation's topic is a column of another name).
+    const { escalate_to_topic, actions, ...columns } = full;
     expect(stored).toEqual({
-      title: "batched full",
-      message: "all of it",
-      topic: "deploys",
-      priority: "high",
-      click_url: "https://example.com/run/1",
-      metadata: { run: 1, tags: ["a"] },
-      ttl_seconds: 600,
+      ...columns,
+      escalate_topic: escalate_to_topic,
+      actions: actions.map((a) => expect.objectContaining(a)),
       expires: true,
-      require_ack: true,
-      repeat_every_seconds: 120,
-      escalate_after_seconds: 300,
-      escalate_topic: "oncall",
       repeats: true,
       escalates: true,
-      actions: [expect.objectContaining({ id: "retry", label: "Retry" })],
-      replace_key: "run-1",
       claimed: true,
     });
     const { xmin: _bare, ...bare } = rows[0] ?? {};
