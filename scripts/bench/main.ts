@@ -29,8 +29,8 @@ import { measureYardstick } from "./yardstick.ts";
 let restMax = Number.NaN;
 try {
   // The yardstick first, on a quiet database: every Herald figure is a ratio to it.
-  const again = () => measureYardstick(db, databaseUrl);
-  const yardstick = await again();
+  const measure = () => measureYardstick(db, databaseUrl);
+  const yardstick = await measure();
   record(
     "Yardstick: PostgreSQL, transactions of two notification-shaped inserts, 32 clients (pgbench)",
     Number.isNaN(yardstick.perSecond)
@@ -46,7 +46,7 @@ try {
     await apnsThroughput();
   }
   if (want(5)) await limits(restMax, yardstick.perSecond);
-  if (want(6)) await npmStart(yardstick.perSecond, async () => (await again()).perSecond);
+  if (want(6)) await npmStart(yardstick.perSecond, async () => (await measure()).perSecond);
   if (want(7)) await cpuPerPublish(yardstick.perSecond);
   await writeReport();
 } finally {

@@ -95,25 +95,19 @@ export const running = new Set<ChildProcess>();
  * 40 MB a run) took memory and CPU in the benchmark's own process, on the cores the server and
  * PostgreSQL share (what it changed was within the noise of alternated runs: BENCHMARKS.md).
  */
-function startLines() {
-  const lines = { head: "", listening: 0, partial: "" };
-  return {
-    get head() {
-      return lines.head;
-    },
-    get listening() {
-      return lines.listening;
-    },
-    add(chunk: Buffer) {
-      const text = lines.partial + chunk.toString();
-      if (lines.head.length < 256 * 1024) lines.head += chunk.toString();
-      const end = text.lastIndexOf("\n") + 1;
-      lines.partial = text.slice(end);
-      if (text.includes("Server listening at")) {
-        lines.listening += text.slice(0, end).split("Server listening at").length - 1;
-      }
-    },
-  };
+class StartLines {
+  head = "";
+  listening = 0;
+  #partial = "";
+
+  add(chunk: Buffer): void {
+    const s = chunk.toString();
+    if (this.head.length < 256 * 1024) this.head += s;
+    const text = this.#partial + s;
+    const end = text.lastIndexOf("\n") + 1;
+    this.#partial = text.slice(end);
+    this.listening += text.slice(0, end).split("Server listening at").length - 1;
+  }
 }
 
 /**
@@ -146,7 +140,7 @@ export async function startServer(
   });
   running.add(child);
   child.once("exit", () => running.delete(child));
-  const out = startLines();
+  const out = new StartLines();
   child.stdout?.on("data", (c: Buffer) => out.add(c));
   const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {
     const timer = setInterval(() => {

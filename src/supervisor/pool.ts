@@ -46,9 +46,10 @@ interface Slot {
 
 /**
  * A serving process's V8 heap: the old generation's limit (`heapMb`; 0 leaves V8's defaults;
- * config.ts says why 2 GB) and 16 MB semi-spaces. A publish's garbage is young; at 8 MB scavenges cost gRPC ~10 % more CPU per
- * publish (BENCHMARKS.md, issue 24). The young generation shrinks back when idle. The
- * benchmark's server takes the same flags (V8's default on a big machine is 32 MB semi-spaces).
+ * config.ts says why 2 GB) and 16 MB semi-spaces. A publish's garbage is young; at 8 MB
+ * scavenges cost gRPC ~10 % more CPU per publish (BENCHMARKS.md, issue 24). The young
+ * generation shrinks back when idle. The benchmark's server takes the same flags (V8's default
+ * on a big machine is 32 MB semi-spaces).
  */
 export function servingHeapFlags(heapMb: number): string[] {
   return heapMb > 0 ? [`--max-semi-space-size=16`, `--max-old-space-size=${heapMb}`] : [];

@@ -1,11 +1,5 @@
 /** The JSON of REST answers. */
-import {
-  type DescField,
-  type DescMessage,
-  type JsonObject,
-  type Message,
-  toJson,
-} from "@bufbuild/protobuf";
+import { type DescMessage, type JsonObject, type Message, toJson } from "@bufbuild/protobuf";
 
 /**
  * The REST JSON text of a message: snake_case names as in the request, every field present
@@ -24,20 +18,21 @@ export function restJsonText(schema: DescMessage, message: Message): string {
   );
 }
 
-/** `"name":` of each field, made once. */
-const keys = new WeakMap<DescField, string>();
-function keyOf(field: DescField): string {
-  let key = keys.get(field);
-  if (key === undefined) {
-    key = `${JSON.stringify(field.name)}:`;
-    keys.set(field, key);
+/** `"name":` of each of a message's fields, in its field order, made once per message. */
+const keys = new WeakMap<DescMessage, string[]>();
+function keysOf(schema: DescMessage): string[] {
+  let k = keys.get(schema);
+  if (k === undefined) {
+    k = schema.fields.map((f) => `${JSON.stringify(f.name)}:`);
+    keys.set(schema, k);
   }
-  return key;
+  return k;
 }
 
 function text(schema: DescMessage, json: JsonObject): string {
+  const names = keysOf(schema);
   let out = "";
-  for (const field of schema.fields) {
+  schema.fields.forEach((field, i) => {
     const value = json[field.name];
     let v: string;
     if (value === undefined || value === null) {
@@ -50,7 +45,7 @@ function text(schema: DescMessage, json: JsonObject): string {
     } else {
       v = JSON.stringify(value);
     }
-    out += `${out === "" ? "{" : ","}${keyOf(field)}${v}`;
-  }
+    out += `${i === 0 ? "{" : ","}${names[i]}${v}`;
+  });
   return out === "" ? "{}" : `${out}}`;
 }
