@@ -1,6 +1,7 @@
 /** Scenario 1: publish over REST, at fixed rates (loadtest, an open loop) and at the maximum. */
 import autocannon from "autocannon";
 import { type LoadTestResult, loadTest } from "loadtest";
+import { watchClient } from "../client-stalls.ts";
 import { benchNotification, log, record, secs } from "../context.ts";
 import { h2loadPacedRow } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
@@ -28,6 +29,7 @@ export async function restPublish(): Promise<number> {
   // histogram with synthetic samples for each slow answer.
   for (const rate of [200, 500, 1000]) {
     const stalls = await watchStalls(url, "rest");
+    const client = watchClient();
     const r = await new Promise<LoadTestResult>((done, fail) =>
       loadTest(
         {
@@ -51,14 +53,14 @@ export async function restPublish(): Promise<number> {
       p99: r.percentiles[99],
       errors: r.totalErrors,
     };
-    const inServer = await stalls();
+    const where = `${await stalls()}; ${client()}`;
     record(
       `REST publish at ${rate}/s offered`,
-      `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, errors ${s.errors}; ${inServer}`,
+      `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, errors ${s.errors}; ${where}`,
       s,
     );
     if (rate === 500) {
-      judgeP99("REST (loadtest)", s.p99, inServer);
+      judgeP99("REST (loadtest)", s.p99, where);
       await h2loadPacedRow("REST", "rest");
     }
   }

@@ -3,6 +3,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { NotifyRequestSchema, NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
+import { watchClient } from "../client-stalls.ts";
 import { benchNotification, fmt, log, record, secs } from "../context.ts";
 import { h2loadMax, h2loadPacedRow } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
@@ -30,12 +31,13 @@ export async function rpcPublish(): Promise<void> {
   ] as const) {
     await drive(call, { seconds: secs(2), concurrency: 10 });
     const stalls = await watchStalls(url, protocol);
+    const client = watchClient();
     const fixed = await drive(call, { seconds: secs(10), concurrency: 50, rate: 500 });
-    const inServer = await stalls();
-    record(`${name} publish at 500/s offered`, `${fmt(fixed)}; ${inServer}`, fixed);
+    const where = `${await stalls()}; ${client()}`;
+    record(`${name} publish at 500/s offered`, `${fmt(fixed)}; ${where}`, fixed);
     if (protocol === "grpc") {
-      const client = name === "gRPC" ? "generated client" : "bare HTTP/2 client";
-      judgeP99(`gRPC (${client})`, fixed.p99, inServer);
+      const kind = name === "gRPC" ? "generated client" : "bare HTTP/2 client";
+      judgeP99(`gRPC (${kind})`, fixed.p99, where);
     }
     const s = await drive(call, { seconds: secs(10), concurrency: 50 });
     record(`${name} publish, maximum (50 concurrent)`, fmt(s), s);
