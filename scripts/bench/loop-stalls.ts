@@ -6,8 +6,9 @@
  * its garbage collection pauses by kind (`nodejs_gc_duration_seconds`), from its /metrics
  * before and after the run. A client's p99 over target while the server took few publishes
  * over 25 ms went to what is outside the calls: parsing and writing HTTP, the sockets, the
- * machine, the load generator.
+ * machine, the load generator (for a Node client in this process, its own line says how much).
  */
+import { watchClient } from "./client-stalls.ts";
 import { sampleOf } from "./context.ts";
 
 /** prom-client's event loop monitor samples with a 10 ms timer: its lag includes those 10 ms. */
@@ -33,14 +34,21 @@ function gc(text: string) {
 
 /**
  * Starts watching the server at `url` while it is sent publishes over `protocol` (its metrics'
- * label: rest, grpc, connect); the scrape resets the loop's histogram. The function it answers
- * reads what happened since, as one line.
+ * label: rest, grpc, connect); the scrape resets the loop's histogram. With `clientHere`, the
+ * client is a Node one in this benchmark's process, and its own stalls are watched too
+ * (client-stalls.ts). The function it answers reads what happened since, as one line.
  */
-export async function watchStalls(url: string, protocol: string): Promise<() => Promise<string>> {
+export async function watchStalls(
+  url: string,
+  protocol: string,
+  clientHere = false,
+): Promise<() => Promise<string>> {
   const first = await scrape(url);
   const before = gc(first);
   const sent = publishes(first, protocol);
+  const client = clientHere ? watchClient() : undefined;
   return async () => {
+    const inClient = client?.();
     const after = await scrape(url);
     const now = publishes(after, protocol);
     const all = now.all - sent.all;
@@ -55,6 +63,7 @@ export async function watchStalls(url: string, protocol: string): Promise<() => 
         return n > 0 ? `${n} ${g.kind} (${((g.sum - b.sum) * 1000).toFixed(0)} ms)` : "";
       })
       .filter(Boolean);
-    return `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms); GC ${pauses.join(", ") || "none"}`;
+    const inServer = `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms); GC ${pauses.join(", ") || "none"}`;
+    return inClient === undefined ? inServer : `${inServer}; ${inClient}`;
   };
 }

@@ -1,6 +1,7 @@
 /** Scenario 4, second part: the APNs sender's throughput, to the fake in a thread of its own. */
 import { Worker } from "node:worker_threads";
 import { createApnsSender } from "../../../src/delivery/senders/apns.ts";
+import type { Sender } from "../../../src/delivery/senders/sender.ts";
 import { uuidv7 } from "../../../src/domain/ids.ts";
 import { record, smoke } from "../context.ts";
 import { judge } from "../targets.ts";
@@ -57,7 +58,7 @@ export async function apnsThroughput(): Promise<void> {
 }
 
 /** Sends `pushes` pushes, 100 at a time, each to a token of its own; any refusal fails the run. */
-async function pushMany(sender: ReturnType<typeof createApnsSender>, pushes: number) {
+async function pushMany(sender: Sender, pushes: number) {
   let n = 0;
   await Promise.all(
     Array.from({ length: 100 }, async () => {

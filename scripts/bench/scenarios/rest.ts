@@ -1,7 +1,6 @@
 /** Scenario 1: publish over REST, at fixed rates (loadtest, an open loop) and at the maximum. */
 import autocannon from "autocannon";
 import { type LoadTestResult, loadTest } from "loadtest";
-import { watchClient } from "../client-stalls.ts";
 import { benchNotification, log, record, secs } from "../context.ts";
 import { h2loadPacedRow } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
@@ -28,8 +27,7 @@ export async function restPublish(): Promise<number> {
   // top of every second, so "500/s" arrives as bursts of 500 at full speed, and it pads the
   // histogram with synthetic samples for each slow answer.
   for (const rate of [200, 500, 1000]) {
-    const stalls = await watchStalls(url, "rest");
-    const client = watchClient();
+    const stalls = await watchStalls(url, "rest", true);
     const r = await new Promise<LoadTestResult>((done, fail) =>
       loadTest(
         {
@@ -53,7 +51,7 @@ export async function restPublish(): Promise<number> {
       p99: r.percentiles[99],
       errors: r.totalErrors,
     };
-    const where = `${await stalls()}; ${client()}`;
+    const where = await stalls();
     record(
       `REST publish at ${rate}/s offered`,
       `${s.perSecond}/s, p50 ${s.p50} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, errors ${s.errors}; ${where}`,

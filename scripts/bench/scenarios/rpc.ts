@@ -3,7 +3,6 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { NotifyRequestSchema, NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
-import { watchClient } from "../client-stalls.ts";
 import { benchNotification, fmt, log, record, secs } from "../context.ts";
 import { h2loadMax, h2loadPacedRow } from "../h2load.ts";
 import { auth, url } from "../infrastructure.ts";
@@ -30,14 +29,13 @@ export async function rpcPublish(): Promise<void> {
     ["gRPC (bare HTTP/2 client)", () => raw.call(message), "grpc"],
   ] as const) {
     await drive(call, { seconds: secs(2), concurrency: 10 });
-    const stalls = await watchStalls(url, protocol);
-    const client = watchClient();
+    const stalls = await watchStalls(url, protocol, true);
     const fixed = await drive(call, { seconds: secs(10), concurrency: 50, rate: 500 });
-    const where = `${await stalls()}; ${client()}`;
+    const where = await stalls();
     record(`${name} publish at 500/s offered`, `${fmt(fixed)}; ${where}`, fixed);
     if (protocol === "grpc") {
-      const kind = name === "gRPC" ? "generated client" : "bare HTTP/2 client";
-      judgeP99(`gRPC (${kind})`, fixed.p99, where);
+      const client = name === "gRPC" ? "generated client" : "bare HTTP/2 client";
+      judgeP99(`gRPC (${client})`, fixed.p99, where);
     }
     const s = await drive(call, { seconds: secs(10), concurrency: 50 });
     record(`${name} publish, maximum (50 concurrent)`, fmt(s), s);
