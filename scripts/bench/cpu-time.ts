@@ -1,14 +1,18 @@
 /** CPU time, to say where the time goes when a target is missed. */
 import { readdirSync, readFileSync } from "node:fs";
 
-/** A /proc stat file's name (comm) and CPU seconds (user + system; clock ticks of 1/100 s). */
-function statOf(file: string): { comm: string; seconds: number } {
+/**
+ * A /proc stat file's name (comm), CPU seconds (user + system; clock ticks of 1/100 s), and of
+ * those the kernel's (system).
+ */
+function statOf(file: string): { comm: string; seconds: number; system: number } {
   const stat = readFileSync(file, "utf8");
   const close = stat.lastIndexOf(")");
   const fields = stat.slice(close + 2).split(" ");
   return {
     comm: stat.slice(stat.indexOf("(") + 1, close),
     seconds: (Number(fields[11]) + Number(fields[12])) / 100,
+    system: Number(fields[12]) / 100,
   };
 }
 
@@ -73,11 +77,16 @@ export function commMeter(comm: string) {
   };
 }
 
-/** Starts counting a process's CPU; `share()` says how much of one core it used since. */
+/**
+ * Starts counting a process's CPU; `share()` says how much of one core it used since, and
+ * `systemSeconds()` how much of its CPU time was the kernel's (system calls, interrupts).
+ */
 export function cpuMeter(pid: number) {
   const [cpu0, t0] = [cpuSeconds(pid), performance.now()];
+  const system0 = statOf(`/proc/${pid}/stat`).system;
   return {
     seconds: () => cpuSeconds(pid) - cpu0,
+    systemSeconds: () => statOf(`/proc/${pid}/stat`).system - system0,
     share: () => (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000),
   };
 }
