@@ -1,9 +1,10 @@
 /**
  * The news of projects the group commit fanned out, told to every process's live feeds: what is
  * told within one window goes in one NOTIFY naming each project once (`*` past what a payload
- * holds), and a NOTIFY that fails is logged, not thrown, and does not stop the next.
+ * holds), news that keeps coming is told at most once per 100 ms, and a NOTIFY that fails is
+ * logged, not thrown, and does not stop the next.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Feeds } from "../../../src/delivery/streams/feeds.ts";
 
 /** Feeds whose NOTIFYs are recorded; `next()` resolves with the next payload sent. */
@@ -39,6 +40,41 @@ describe("Feeds.tell", () => {
     feeds.tell(["d"]);
     expect(await second).toBe("d");
     expect(sent).toHaveLength(2);
+  });
+
+  describe("while news keeps coming", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("tells it at most once per 100 ms, and news after a quiet spell within 10 ms", async () => {
+      vi.useFakeTimers({ now: 1_000_000 });
+      const { feeds, sent } = recorded();
+      feeds.tell(["a"]);
+      await vi.advanceTimersByTimeAsync(10);
+      expect(sent).toEqual(["a"]);
+      // A busy spell: news every 5 ms for 300 ms goes out 100 ms after the NOTIFY before it.
+      const at: number[] = [];
+      for (let t = 0; t < 300; t += 5) {
+        feeds.tell([`p${t}`]);
+        const before = sent.length;
+        await vi.advanceTimersByTimeAsync(5);
+        if (sent.length > before) at.push(Date.now());
+      }
+      expect(at.length).toBeGreaterThanOrEqual(2);
+      for (const [i, t] of at.entries())
+        expect(t - (at[i - 1] ?? 1_000_010)).toBeGreaterThanOrEqual(100);
+      await vi.advanceTimersByTimeAsync(100);
+      // Every project told was in some NOTIFY, each once.
+      const told = sent.slice(1).flatMap((p) => p.split(","));
+      expect(told.sort()).toEqual(Array.from({ length: 60 }, (_, i) => `p${i * 5}`).sort());
+      // Quiet for longer than the gap: the next news leaves after the window alone.
+      await vi.advanceTimersByTimeAsync(200);
+      const n = sent.length;
+      feeds.tell(["z"]);
+      await vi.advanceTimersByTimeAsync(10);
+      expect(sent.slice(n)).toEqual(["z"]);
+    });
   });
 
   it("says every project (*) past what one payload holds", async () => {
