@@ -4,8 +4,8 @@
  * channel. The batches do not NOTIFY themselves (db/notifications/feed-news.ts says why): their
  * news of one `windowMs` goes out in one NOTIFY after their commits, so a feed hears of a publish
  * at most `windowMs` later than it would have, well inside the feed's own 100 ms settling. While
- * news keeps coming, NOTIFYs leave at most one per `busyGapMs`: at the publish maximum one every
- * 10 ms was a transaction (and a commit) of PostgreSQL's per 10 ms and 2 % of the serving
+ * news keeps coming, NOTIFYs leave at most one per `busyGapMs`: at the publish maximum, one every
+ * 10 ms was a hundred PostgreSQL transactions (each a commit) a second and 2 % of the serving
  * process's CPU (BENCHMARKS.md, twenty-ninth session); a feed then hears of a publish up to
  * `busyGapMs` later. News lost with a crash between a commit and its NOTIFY shows at the feed's
  * next refresh (5 s).
@@ -24,7 +24,7 @@ export class Feeds extends Wakers {
   readonly #log: Log;
   #pending = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
-  /** When the last NOTIFY left (Date.now()). */
+  /** When the last NOTIFY left (performance.now(): a clock set back must not hold news). */
   #lastSent = Number.NEGATIVE_INFINITY;
 
   /** `send` NOTIFYs the feed channel with a payload. */
@@ -38,13 +38,13 @@ export class Feeds extends Wakers {
   tell(projectIds: readonly string[]): void {
     for (const id of projectIds) this.#pending.add(id);
     if (this.#pending.size === 0 || this.#timer) return;
-    const wait = Math.max(windowMs, this.#lastSent + busyGapMs - Date.now());
+    const wait = Math.max(windowMs, this.#lastSent + busyGapMs - performance.now());
     this.#timer = setTimeout(() => this.#flush(), wait).unref();
   }
 
   #flush(): void {
     this.#timer = undefined;
-    this.#lastSent = Date.now();
+    this.#lastSent = performance.now();
     const payload = feedPayloadOf(this.#pending);
     this.#pending = new Set();
     this.#send(payload).catch((err: unknown) => {

@@ -48,7 +48,8 @@ describe("Feeds.tell", () => {
     });
 
     it("tells it at most once per 100 ms, and news after a quiet spell within 10 ms", async () => {
-      vi.useFakeTimers({ now: 1_000_000 });
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
+      const start = performance.now();
       const { feeds, sent } = recorded();
       feeds.tell(["a"]);
       await vi.advanceTimersByTimeAsync(10);
@@ -59,11 +60,11 @@ describe("Feeds.tell", () => {
         feeds.tell([`p${t}`]);
         const before = sent.length;
         await vi.advanceTimersByTimeAsync(5);
-        if (sent.length > before) at.push(Date.now());
+        if (sent.length > before) at.push(performance.now());
       }
       expect(at.length).toBeGreaterThanOrEqual(2);
       for (const [i, t] of at.entries())
-        expect(t - (at[i - 1] ?? 1_000_010)).toBeGreaterThanOrEqual(100);
+        expect(t - (at[i - 1] ?? start + 10)).toBeGreaterThanOrEqual(100);
       await vi.advanceTimersByTimeAsync(100);
       // Every project told was in some NOTIFY, each once.
       const told = sent.slice(1).flatMap((p) => p.split(","));
