@@ -16,11 +16,6 @@ function statOf(file: string): { comm: string; seconds: number; system: number }
   };
 }
 
-/** A process's CPU seconds so far, all its threads. */
-export function cpuSeconds(pid: number): number {
-  return statOf(`/proc/${pid}/stat`).seconds;
-}
-
 /** CPU seconds of what `list` names, each read from `file(entry)`; entries gone are skipped. */
 function secondsBy(list: string[], file: (entry: string) => string) {
   const out = new Map<string, { comm: string; seconds: number }>();
@@ -79,15 +74,20 @@ export function commMeter(comm: string) {
 
 /**
  * Starts counting a process's CPU; `share()` says how much of one core it used since, and
- * `systemSeconds()` how much of its CPU time was the kernel's (system calls, interrupts).
+ * `used()` its CPU seconds since and how many of them were the kernel's (system calls,
+ * interrupts), from one reading.
  */
 export function cpuMeter(pid: number) {
-  const [cpu0, t0] = [cpuSeconds(pid), performance.now()];
-  const system0 = statOf(`/proc/${pid}/stat`).system;
+  const file = `/proc/${pid}/stat`;
+  const [start, t0] = [statOf(file), performance.now()];
+  const used = () => {
+    const now = statOf(file);
+    return { seconds: now.seconds - start.seconds, system: now.system - start.system };
+  };
   return {
-    seconds: () => cpuSeconds(pid) - cpu0,
-    systemSeconds: () => statOf(`/proc/${pid}/stat`).system - system0,
-    share: () => (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000),
+    used,
+    seconds: () => used().seconds,
+    share: () => used().seconds / ((performance.now() - t0) / 1000),
   };
 }
 

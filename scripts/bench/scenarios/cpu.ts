@@ -47,12 +47,12 @@ async function measure(protocol: "rest" | "grpc", profile: boolean): Promise<Cpu
     const [rows0, t0] = [await count(), performance.now()];
     const cpu = cpuMeter(serving);
     const run = await h2load(target, protocol, secs(10));
-    const [cpuUsed, systemUsed] = [cpu.seconds(), cpu.systemSeconds()];
+    const used = cpu.used();
     const committed = (await count()) - rows0;
     return {
       protocol,
-      microsPerPublish: Math.round((cpuUsed * 1e6) / Math.max(1, committed)),
-      systemMicros: Math.round((systemUsed * 1e6) / Math.max(1, committed)),
+      microsPerPublish: Math.round((used.seconds * 1e6) / Math.max(1, committed)),
+      systemMicros: Math.round((used.system * 1e6) / Math.max(1, committed)),
       committedPerSecond: Math.round(committed / ((performance.now() - t0) / 1000)),
       errors: run.errors,
     };

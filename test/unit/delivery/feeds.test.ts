@@ -48,7 +48,7 @@ describe("Feeds.tell", () => {
     });
 
     it("tells it at most once per 100 ms, and news after a quiet spell within 10 ms", async () => {
-      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
       const start = performance.now();
       const { feeds, sent } = recorded();
       feeds.tell(["a"]);
