@@ -76,7 +76,10 @@ function groupCommitOf(config: Config, metrics: Metrics, onFed: (projectIds: str
     slots: config.groupCommitSlots,
     maxBatch: 500,
     fanOutAtCommit: config.fanOutAtCommit,
-    onBatch: (size: number) => metrics.publishBatchSize.observe(size),
+    onBatch: (size: number, seconds: number) => {
+      metrics.publishBatchSize.observe(size);
+      metrics.commitSeconds.observe(seconds);
+    },
     onFed,
   };
 }

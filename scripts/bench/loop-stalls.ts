@@ -1,7 +1,9 @@
 /**
  * Where a fixed-rate run's tail latency can go inside the server: the share of its publishes
  * the server itself took over 25 ms (`herald_publish_duration_seconds`, from the call's arrival
- * at the interceptors to its answer, the commit included), how long its event loop was held
+ * at the interceptors to its answer, the commit included), how many of the group commits'
+ * statements PostgreSQL took over 25 ms (`herald_publish_commit_duration_seconds`: a slow tail
+ * the commits share went to the database and its disk), how long its event loop was held
  * (prom-client's `nodejs_eventloop_lag_*`, a 10 ms timer's lateness, reset at each scrape) and
  * its garbage collection pauses by kind (`nodejs_gc_duration_seconds`), from its /metrics
  * before and after the run. A client's p99 over target while the server took few publishes
@@ -21,6 +23,13 @@ const scrape = async (url: string) => (await fetch(`${url}/metrics`)).text();
 function publishes(text: string, protocol: string) {
   const series = (le: string) =>
     sampleOf(text, `herald_publish_duration_seconds_bucket{le="${le}",protocol="${protocol}"}`);
+  return { all: series("+Inf"), fast: series("0.025") };
+}
+
+/** The group commits' statements (every protocol's), and how many took at most 25 ms. */
+function commits(text: string) {
+  const series = (le: string) =>
+    sampleOf(text, `herald_publish_commit_duration_seconds_bucket{le="${le}"}`);
   return { all: series("+Inf"), fast: series("0.025") };
 }
 
@@ -46,6 +55,7 @@ export async function watchStalls(
   const first = await scrape(url);
   const before = gc(first);
   const sent = publishes(first, protocol);
+  const committed = commits(first);
   const client = clientHere ? watchClient() : undefined;
   return async () => {
     const inClient = client?.();
@@ -53,7 +63,10 @@ export async function watchStalls(
     const now = publishes(after, protocol);
     const all = now.all - sent.all;
     const slow = all - (now.fast - sent.fast);
-    const server = `the server took ${((100 * slow) / Math.max(1, all)).toFixed(1)} % of ${all} publishes over 25 ms`;
+    const c = commits(after);
+    const statements = c.all - committed.all;
+    const slowStatements = statements - (c.fast - committed.fast);
+    const server = `the server took ${((100 * slow) / Math.max(1, all)).toFixed(1)} % of ${all} publishes over 25 ms; PostgreSQL took ${slowStatements} of the ${statements} group commits over 25 ms`;
     const lag = (series: string) =>
       Math.max(0, (sampleOf(after, `nodejs_eventloop_lag_${series}_seconds`) - resolution) * 1000);
     const pauses = gc(after)

@@ -38,6 +38,9 @@ const batchSizes = async () => {
     count: get("herald_publish_batch_size_count"),
     sum: get("herald_publish_batch_size_sum"),
     ones: get('herald_publish_batch_size_bucket{le="1"}'),
+    commits: get("herald_publish_commit_duration_seconds_count"),
+    commitSeconds: get("herald_publish_commit_duration_seconds_sum"),
+    commitsWithin50ms: get('herald_publish_commit_duration_seconds_bucket{le="0.05"}'),
   };
 };
 
@@ -69,6 +72,17 @@ describe("group commit", () => {
     const after = await batchSizes();
     expect(after.count - before.count).toBe(1);
     expect(after.ones - before.ones).toBe(1);
+  });
+
+  it("times each batch's statement, the database's share of a publish", async () => {
+    // The test hook sleeps 60 ms inside the insert: the commit's histogram holds those 60 ms.
+    const before = await batchSizes();
+    const res = await notify(server, { title: "sleep 0.06" });
+    expect(res.status).toBe(202);
+    const after = await batchSizes();
+    expect(after.commits - before.commits).toBe(1);
+    expect(after.commitsWithin50ms - before.commitsWithin50ms).toBe(0);
+    expect(after.commitSeconds - before.commitSeconds).toBeGreaterThanOrEqual(0.06);
   });
 
   it("answers none of a batch whose transaction dies before its commit, and stores none", async () => {

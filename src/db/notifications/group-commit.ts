@@ -65,8 +65,12 @@ export interface GroupCommitOptions {
    * many deliveries.
    */
   fanOutAtCommit: number;
-  /** Told each batch's size, for metrics. */
-  onBatch?: (size: number) => void;
+  /**
+   * Told each batch's size and its statement's time in seconds (from asking the pool for a
+   * connection to PostgreSQL's answer: the inserts, the fan-out at commit and the commit; failed
+   * or not), for metrics.
+   */
+  onBatch?: (size: number, seconds: number) => void;
   /** Told after each commit the projects it fanned out, one a publish: news for consoles' feeds. */
   onFed?: (projectIds: string[]) => void;
 }
@@ -206,7 +210,6 @@ export class GroupCommitter {
       this.#queue = later;
       if (batch.length === 0) return; // every one waits for a key in flight
       this.#busy++;
-      this.#o.onBatch?.(batch.length);
       void this.#commit(batch).finally(() => {
         for (const p of batch) if (p.claim) this.#keysInFlight.delete(keyOf(p));
         this.#busy--;
@@ -218,16 +221,7 @@ export class GroupCommitter {
   async #commit(batch: Pending[]): Promise<void> {
     let rows: Row[];
     try {
-      rows = await bound<Row>(
-        this.#orm.em.getConnection(),
-        batchStatement,
-        [
-          JSON.stringify(batch.map(input)),
-          this.#o.fanOutAtCommit,
-          this.#o.fanOutAtCommit * batchShare,
-        ],
-        "herald_group_commit",
-      );
+      rows = await this.#statement(batch);
     } catch (err) {
       // Down is down for every one of them; anything else is retried one by one, so that one
       // bad row fails its own request alone.
@@ -254,6 +248,23 @@ export class GroupCommitter {
         }
       }),
     );
+  }
+
+  /** The batch's one statement, timed for `onBatch` from the pool's connection to the answer. */
+  async #statement(batch: Pending[]): Promise<Row[]> {
+    const { fanOutAtCommit } = this.#o;
+    const params = [JSON.stringify(batch.map(input)), fanOutAtCommit, fanOutAtCommit * batchShare];
+    const sent = performance.now();
+    try {
+      return await bound<Row>(
+        this.#orm.em.getConnection(),
+        batchStatement,
+        params,
+        "herald_group_commit",
+      );
+    } finally {
+      this.#o.onBatch?.(batch.length, (performance.now() - sent) / 1000);
+    }
   }
 
   async #alone(p: Pending): Promise<void> {
