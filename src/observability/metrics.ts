@@ -28,8 +28,19 @@ export class Metrics {
   readonly publishes: Counter<"protocol" | "code">;
   readonly publishSeconds: Histogram<"protocol">;
   readonly deliveries: Counter<"platform" | "outcome">;
-  readonly publishBatchSize: Histogram;
-  readonly commitSeconds: Histogram;
+  /** The group commit's: publishes a batch, and its statement's time. */
+  readonly publishBatchSize = new Histogram({
+    name: "herald_publish_batch_size",
+    help: "Publishes committed together in one group commit",
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500],
+    registers: [this.registry],
+  });
+  readonly commitSeconds = new Histogram({
+    name: "herald_publish_commit_duration_seconds",
+    help: "A group commit's one statement, from taking a pooled connection to PostgreSQL's answer (its inserts, fan-out at commit and commit)",
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
   readonly claimSeconds: Histogram;
   readonly settleBatchSize: Histogram;
   readonly sendSeconds: Histogram<"platform">;
@@ -60,18 +71,6 @@ export class Metrics {
       name: "herald_deliveries_total",
       help: "Push sends finished, by platform and outcome (sent, retry, failed, expired, disabled)",
       labelNames: ["platform", "outcome"],
-      registers,
-    });
-    this.publishBatchSize = new Histogram({
-      name: "herald_publish_batch_size",
-      help: "Publishes committed together in one group commit",
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500],
-      registers,
-    });
-    this.commitSeconds = new Histogram({
-      name: "herald_publish_commit_duration_seconds",
-      help: "A group commit's one statement, from taking a pooled connection to PostgreSQL's answer (its inserts, fan-out at commit and commit)",
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
     this.claimSeconds = new Histogram({
