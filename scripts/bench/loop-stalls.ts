@@ -26,11 +26,22 @@ function publishes(text: string, protocol: string) {
   return { all: series("+Inf"), fast: series("0.025") };
 }
 
-/** The group commits' statements (every protocol's), and how many took at most 25 ms. */
-function commits(text: string) {
-  const series = (le: string) =>
-    sampleOf(text, `herald_publish_commit_duration_seconds_bucket{le="${le}"}`);
-  return { all: series("+Inf"), fast: series("0.025") };
+/** The commit histogram's bounds from 25 ms up (s): how many statements took at most each. */
+const commitBounds = ["0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "+Inf"];
+const commits = (text: string) =>
+  commitBounds.map((le) =>
+    sampleOf(text, `herald_publish_commit_duration_seconds_bucket{le="${le}"}`),
+  );
+
+/** The group commits' statements (every protocol's) PostgreSQL took over 25 ms, and the longest. */
+function slowCommits(before: number[], after: number[]): string {
+  const upTo = after.map((n, i) => n - (before[i] ?? 0));
+  const all = upTo.at(-1) ?? 0;
+  const slow = all - (upTo[0] ?? 0);
+  const i = upTo.indexOf(all);
+  const longest =
+    commitBounds[i] === "+Inf" ? "over 2.5 s" : `${commitBounds[i - 1]}-${commitBounds[i]} s`;
+  return `PostgreSQL took ${slow} of the ${all} group commits over 25 ms${slow > 0 ? ` (the longest ${longest})` : ""}`;
 }
 
 function gc(text: string) {
@@ -63,10 +74,7 @@ export async function watchStalls(
     const now = publishes(after, protocol);
     const all = now.all - sent.all;
     const slow = all - (now.fast - sent.fast);
-    const c = commits(after);
-    const statements = c.all - committed.all;
-    const slowStatements = statements - (c.fast - committed.fast);
-    const server = `the server took ${((100 * slow) / Math.max(1, all)).toFixed(1)} % of ${all} publishes over 25 ms; PostgreSQL took ${slowStatements} of the ${statements} group commits over 25 ms`;
+    const server = `the server took ${((100 * slow) / Math.max(1, all)).toFixed(1)} % of ${all} publishes over 25 ms; ${slowCommits(committed, commits(after))}`;
     const lag = (series: string) =>
       Math.max(0, (sampleOf(after, `nodejs_eventloop_lag_${series}_seconds`) - resolution) * 1000);
     const pauses = gc(after)
