@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import {
   NotifyService,
@@ -17,6 +17,7 @@ import {
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import { type Answer, type AskInput, type AskOptions, ask } from "./ask.ts";
 import { HeraldError } from "./errors.ts";
+import { createSdkGrpcTransport } from "./grpc-transport.ts";
 import type { HeraldOptions, ListFilter, NotifyInput, NotifyOptions, Priority } from "./types.ts";
 
 export type {
@@ -72,7 +73,7 @@ export class Herald {
     const baseUrl = options.baseUrl ?? process.env.HERALD_URL ?? "http://127.0.0.1:8080";
     const transport: Transport =
       options.transport === "grpc"
-        ? createGrpcTransport({ baseUrl })
+        ? createSdkGrpcTransport(baseUrl)
         : createConnectTransport({ baseUrl, httpVersion: "1.1" });
     this.#client = createClient(NotifyService, transport);
     this.#headers = { authorization: `Bearer ${secret}` };

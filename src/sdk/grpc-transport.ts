@@ -1,0 +1,246 @@
+/**
+ * The SDK's gRPC transport. Unary calls are written and read whole on their HTTP/2 stream;
+ * streaming calls go through Connect-node's gRPC transport. Both share one HTTP/2 session,
+ * kept by Connect-node's session manager (connecting, keep-alive pings, the idle close, GOAWAY).
+ *
+ * Why: Connect-node's transport runs a unary call through its streaming pipeline, async
+ * generators compiled to ES2017 helpers, and leaves its listeners on the finished stream. Node
+ * keeps a finished stream past young-generation collections, and the helpers keep the call's
+ * objects too, so each call was promoted to the old generation: 12.9 KB a call at 500 calls/s,
+ * against 2.4 KB here, and four times the client's scavenge time (BENCHMARKS.md, thirtieth
+ * session; docs/upstream/connect-node-client-stream-listeners.md).
+ *
+ * The wire and the errors stay Connect's: the request's headers come from
+ * `requestHeaderWithCompression`, the answer is checked by `validateResponseWithCompression` and
+ * `validateTrailer`, and interceptors, deadlines and cancellation run through `runUnaryCall`.
+ * The differential test (test/api/sdk-grpc-transport.test.ts) compares both transports' results
+ * and errors call by call.
+ */
+import type { OutgoingHttpHeaders } from "node:http2";
+import { Code, ConnectError, createContextValues, type Transport } from "@connectrpc/connect";
+import {
+  type Compression,
+  createMethodSerializationLookup,
+  createMethodUrl,
+  encodeEnvelope,
+  envelopeDecompress,
+  getAbortSignalReason,
+  runUnaryCall,
+  type Serialization,
+  validateReadWriteMaxBytes,
+} from "@connectrpc/connect/protocol";
+import {
+  headerGrpcStatus,
+  requestHeaderWithCompression,
+  validateResponseWithCompression,
+  validateTrailer,
+} from "@connectrpc/connect/protocol-grpc";
+import {
+  compressionBrotli,
+  compressionGzip,
+  createGrpcTransport,
+  Http2SessionManager,
+} from "@connectrpc/connect-node";
+
+type Sessions = Http2SessionManager;
+
+interface Answer {
+  status: number;
+  header: Headers;
+  trailer: Headers;
+  body: Buffer;
+}
+
+/** A gRPC transport to `baseUrl` whose unary calls keep nothing past their answer. */
+export function createSdkGrpcTransport(baseUrl: string): Transport {
+  const sessions = new Http2SessionManager(baseUrl);
+  const streaming = createGrpcTransport({ baseUrl, sessionManager: sessions });
+  const limits = validateReadWriteMaxBytes(undefined, undefined, undefined);
+  // Answers may come compressed, as to Connect-node's transport; requests go as they are.
+  const accept = [compressionGzip, compressionBrotli];
+  return {
+    unary(method, signal, timeoutMs, header, input, contextValues) {
+      const serialization = createMethodSerializationLookup(method, undefined, undefined, limits);
+      return runUnaryCall({
+        interceptors: [],
+        signal,
+        timeoutMs,
+        req: {
+          stream: false,
+          service: method.parent,
+          method,
+          requestMethod: "POST",
+          url: createMethodUrl(baseUrl, method),
+          header: requestHeaderWithCompression(true, timeoutMs, header, accept, null),
+          contextValues: contextValues ?? createContextValues(),
+          message: input,
+        },
+        next: async (req) => {
+          const body = encodeEnvelope(0, serialization.getI(true).serialize(req.message));
+          const answer = await exchange(sessions, req.url, req.header, body, req.signal);
+          const { status, header: h } = answer;
+          const { compression, headerError } = validateResponseWithCompression(accept, status, h);
+          const parser = serialization.getO(true);
+          const message = await onlyMessage(answer.body, limits.readMaxBytes, compression, parser);
+          validateTrailer(answer.trailer, answer.header);
+          if (message === undefined) {
+            // A trailers-only answer: its status is in the headers.
+            if (headerError) throw headerError;
+            throw new ConnectError(
+              "protocol error: missing output message for unary method",
+              answer.trailer.has(headerGrpcStatus) ? Code.Unimplemented : Code.Unknown,
+            );
+          }
+          const { trailer } = answer;
+          return { stream: false, service: method.parent, method, header: h, message, trailer };
+        },
+      });
+    },
+    stream: (...args) => streaming.stream(...args),
+  };
+}
+
+/** The answer's one message (none in a trailers-only answer), as Connect's transport parses it. */
+async function onlyMessage<T>(
+  body: Buffer,
+  readMaxBytes: number,
+  compression: Compression | undefined,
+  parser: Serialization<T>,
+) {
+  let message: T | undefined;
+  for (let at = 0; at < body.length; ) {
+    const length = body.length - at >= 5 ? body.readUInt32BE(at + 1) : -1;
+    if (length < 0 || body.length - at - 5 < length) {
+      throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+    }
+    if (length > readMaxBytes) {
+      throw new ConnectError(
+        `message size ${length} is larger than configured readMaxBytes ${readMaxBytes}`,
+        Code.ResourceExhausted,
+      );
+    }
+    if (message !== undefined) {
+      throw new ConnectError(
+        "protocol error: received extra output message for unary method",
+        Code.Unimplemented,
+      );
+    }
+    const data = body.subarray(at + 5, at + 5 + length);
+    const flags = body[at] as number;
+    message = parser.parse(
+      (await envelopeDecompress({ flags, data }, compression ?? null, readMaxBytes)).data,
+    );
+    at += 5 + length;
+  }
+  return message;
+}
+
+/**
+ * Sends the request's one envelope and reads the answer whole. Every listener leaves the stream
+ * when the answer ends or fails: through them a finished stream would keep the call.
+ */
+async function exchange(
+  sessions: Sessions,
+  url: string,
+  header: Headers,
+  body: Uint8Array,
+  signal: AbortSignal,
+): Promise<Answer> {
+  const headers: OutgoingHttpHeaders = {};
+  header.forEach((v, k) => {
+    headers[k] = v;
+  });
+  const { pathname, search } = new URL(url);
+  if (signal.aborted) throw ConnectError.from(getAbortSignalReason(signal));
+  const stream = await sessions.request("POST", pathname + search, headers, {});
+  return new Promise<Answer>((resolve, reject) => {
+    const answer: Answer = { status: 0, header: new Headers(), trailer: new Headers(), body: none };
+    const parts: Buffer[] = [];
+    const on = {
+      response: (h: Record<string, unknown>) => {
+        answer.status = Number(h[":status"]);
+        copyHeaders(h, answer.header);
+      },
+      trailers: (t: Record<string, unknown>) => copyHeaders(t, answer.trailer),
+      data: (chunk: Buffer) => {
+        parts.push(chunk);
+        sessions.notifyResponseByteRead(stream);
+      },
+      end: () => {
+        settle();
+        answer.body = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+        resolve(answer);
+      },
+      error: (err: unknown) => fail(connectErrorFromNode(err)),
+      // Closed before its end: reset by the server or the connection (NO_ERROR ends it whole).
+      close: () => (stream.rstCode === 0 ? on.end() : fail(resetError(stream.rstCode))),
+    };
+    const onAbort = () => {
+      const reason = ConnectError.from(getAbortSignalReason(signal));
+      // As Connect-node does: a cancelled call resets its stream with CANCEL (gRPC over HTTP/2).
+      if (!stream.closed) stream.close(reason.code === Code.Canceled ? 8 : 2);
+      fail(reason);
+    };
+    function settle() {
+      for (const [event, listener] of Object.entries(on)) stream.off(event, listener);
+      // A stream closed by us (or reset late) still reports its error: nobody needs it now.
+      stream.on("error", ignore);
+      signal.removeEventListener("abort", onAbort);
+    }
+    function fail(err: ConnectError) {
+      settle();
+      reject(err);
+    }
+    for (const [event, listener] of Object.entries(on)) stream.on(event, listener);
+    signal.addEventListener("abort", onAbort);
+    stream.end(body);
+  });
+}
+
+const none = Buffer.alloc(0);
+const ignore = () => {};
+
+function copyHeaders(from: Record<string, unknown>, into: Headers): void {
+  for (const k in from) {
+    const v = from[k];
+    if (k.startsWith(":") || v === undefined) continue;
+    if (Array.isArray(v)) for (const one of v) into.append(k, String(one));
+    else into.set(k, String(v));
+  }
+}
+
+/** A stream closed before its answer ended, by its HTTP/2 reset code (Connect-node's mapping). */
+function resetError(rstCode: number): ConnectError {
+  const code =
+    rstCode === 7 // REFUSED_STREAM
+      ? Code.Unavailable
+      : rstCode === 8 // CANCEL
+        ? Code.Canceled
+        : rstCode === 11 // ENHANCE_YOUR_CALM
+          ? Code.ResourceExhausted
+          : rstCode === 12 || rstCode === 13 // INADEQUATE_SECURITY, HTTP_1_1_REQUIRED
+            ? Code.PermissionDenied
+            : Code.Internal;
+  return new ConnectError(`http/2 stream closed with error code 0x${rstCode.toString(16)}`, code);
+}
+
+/** A stream's error, coded as Connect-node codes Node's errors. */
+function connectErrorFromNode(err: unknown): ConnectError {
+  const codeOf = (e: unknown) => (e as { code?: unknown } | undefined)?.code;
+  const chain: unknown[] = [];
+  for (let e = err; e instanceof Error && !chain.includes(e); e = e.cause) chain.push(e);
+  const has = (...codes: string[]) => chain.some((e) => codes.includes(codeOf(e) as string));
+  const aborted = [
+    "ERR_STREAM_WRITE_AFTER_END",
+    "ERR_STREAM_DESTROYED",
+    "ERR_HTTP2_INVALID_STREAM",
+  ];
+  const code = has(...aborted, "ECONNRESET")
+    ? Code.Aborted
+    : has("ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED")
+      ? Code.Unavailable
+      : Code.Internal;
+  const ce = ConnectError.from(err, code);
+  if (ce !== err) ce.cause = err;
+  return ce;
+}
