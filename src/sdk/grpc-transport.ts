@@ -43,6 +43,7 @@ import {
 } from "@connectrpc/connect-node";
 
 type Sessions = Http2SessionManager;
+type H2Stream = Awaited<ReturnType<Sessions["request"]>>;
 
 interface Answer {
   status: number;
@@ -151,8 +152,10 @@ async function exchange(
     headers[k] = v;
   });
   const { pathname, search } = new URL(url);
-  if (signal.aborted) throw ConnectError.from(getAbortSignalReason(signal));
-  const stream = await sessions.request("POST", pathname + search, headers, {});
+  const stream = await untilAborted(
+    sessions.request("POST", pathname + search, headers, {}),
+    signal,
+  );
   return new Promise<Answer>((resolve, reject) => {
     const answer: Answer = { status: 0, header: new Headers(), trailer: new Headers(), body: none };
     const parts: Buffer[] = [];
@@ -194,6 +197,31 @@ async function exchange(
     for (const [event, listener] of Object.entries(on)) stream.on(event, listener);
     signal.addEventListener("abort", onAbort);
     stream.end(body);
+  });
+}
+
+/**
+ * The stream, once the session has one for it; or the call's end, if its deadline passes or it is
+ * cancelled first (while connecting, say): the stream that comes later is reset at once.
+ */
+function untilAborted(opening: Promise<H2Stream>, signal: AbortSignal): Promise<H2Stream> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      reject(ConnectError.from(getAbortSignalReason(signal)));
+      opening.then((late) => late.close(8), ignore); // CANCEL
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    opening.then(
+      (stream) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(stream);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
   });
 }
 

@@ -5,7 +5,7 @@
  * reset, an HTTP error, a broken envelope, two messages). Streaming calls pass through it.
  */
 import http2, { type ServerHttp2Stream } from "node:http2";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -233,6 +233,22 @@ describe("the SDK's gRPC transport against a misbehaving server", () => {
       expect(bare.resets.sort()).toEqual([2, 2, 8, 8]);
     } finally {
       await bare.close();
+    }
+  });
+
+  it("ends a call whose deadline passes while it is still connecting", async () => {
+    // A TLS handshake that never completes: the session never connects.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    try {
+      const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const late = await compare(url, notify(150));
+      expect(late.ours).toEqual(late.theirs);
+      expect(late.ours).toMatchObject({ code: "DeadlineExceeded" });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => silent.close(r));
     }
   });
 
