@@ -17,15 +17,13 @@
  * and errors call by call.
  */
 import type { OutgoingHttpHeaders } from "node:http2";
-import { Code, ConnectError, createContextValues, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import {
   type Compression,
   createMethodSerializationLookup,
-  createMethodUrl,
   encodeEnvelope,
   envelopeDecompress,
   getAbortSignalReason,
-  runUnaryCall,
   type Serialization,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
@@ -41,6 +39,7 @@ import {
   createGrpcTransport,
   Http2SessionManager,
 } from "@connectrpc/connect-node";
+import { connectErrorFromNode, copyHeaders, runUnary } from "./node-transport.ts";
 
 type Sessions = Http2SessionManager;
 type H2Stream = Awaited<ReturnType<Sessions["request"]>>;
@@ -62,39 +61,26 @@ export function createSdkGrpcTransport(baseUrl: string): Transport {
   return {
     unary(method, signal, timeoutMs, header, input, contextValues) {
       const serialization = createMethodSerializationLookup(method, undefined, undefined, limits);
-      return runUnaryCall({
-        interceptors: [],
-        signal,
-        timeoutMs,
-        req: {
-          stream: false,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: createMethodUrl(baseUrl, method),
-          header: requestHeaderWithCompression(true, timeoutMs, header, accept, null),
-          contextValues: contextValues ?? createContextValues(),
-          message: input,
-        },
-        next: async (req) => {
-          const body = encodeEnvelope(0, serialization.getI(true).serialize(req.message));
-          const answer = await exchange(sessions, req.url, req.header, body, req.signal);
-          const { status, header: h } = answer;
-          const { compression, headerError } = validateResponseWithCompression(accept, status, h);
-          const parser = serialization.getO(true);
-          const message = await onlyMessage(answer.body, limits.readMaxBytes, compression, parser);
-          validateTrailer(answer.trailer, answer.header);
-          if (message === undefined) {
-            // A trailers-only answer: its status is in the headers.
-            if (headerError) throw headerError;
-            throw new ConnectError(
-              "protocol error: missing output message for unary method",
-              answer.trailer.has(headerGrpcStatus) ? Code.Unimplemented : Code.Unknown,
-            );
-          }
-          const { trailer } = answer;
-          return { stream: false, service: method.parent, method, header: h, message, trailer };
-        },
+      const call = { method, signal, timeoutMs, input, contextValues };
+      const sent = requestHeaderWithCompression(true, timeoutMs, header, accept, null);
+      return runUnary(baseUrl, call, sent, async (req) => {
+        const body = encodeEnvelope(0, serialization.getI(true).serialize(req.message));
+        const answer = await exchange(sessions, req.url, req.header, body, req.signal);
+        const { status, header: h } = answer;
+        const { compression, headerError } = validateResponseWithCompression(accept, status, h);
+        const parser = serialization.getO(true);
+        const message = await onlyMessage(answer.body, limits.readMaxBytes, compression, parser);
+        validateTrailer(answer.trailer, answer.header);
+        if (message === undefined) {
+          // A trailers-only answer: its status is in the headers.
+          if (headerError) throw headerError;
+          throw new ConnectError(
+            "protocol error: missing output message for unary method",
+            answer.trailer.has(headerGrpcStatus) ? Code.Unimplemented : Code.Unknown,
+          );
+        }
+        const { trailer } = answer;
+        return { stream: false, service: method.parent, method, header: h, message, trailer };
       });
     },
     stream: (...args) => streaming.stream(...args),
@@ -228,15 +214,6 @@ function untilAborted(opening: Promise<H2Stream>, signal: AbortSignal): Promise<
 const none = Buffer.alloc(0);
 const ignore = () => {};
 
-function copyHeaders(from: Record<string, unknown>, into: Headers): void {
-  for (const k in from) {
-    const v = from[k];
-    if (k.startsWith(":") || v === undefined) continue;
-    if (Array.isArray(v)) for (const one of v) into.append(k, String(one));
-    else into.set(k, String(v));
-  }
-}
-
 /** A stream closed before its answer ended, by its HTTP/2 reset code (Connect-node's mapping). */
 function resetError(rstCode: number): ConnectError {
   const code =
@@ -250,25 +227,4 @@ function resetError(rstCode: number): ConnectError {
             ? Code.PermissionDenied
             : Code.Internal;
   return new ConnectError(`http/2 stream closed with error code 0x${rstCode.toString(16)}`, code);
-}
-
-/** A stream's error, coded as Connect-node codes Node's errors. */
-function connectErrorFromNode(err: unknown): ConnectError {
-  const codeOf = (e: unknown) => (e as { code?: unknown } | undefined)?.code;
-  const chain: unknown[] = [];
-  for (let e = err; e instanceof Error && !chain.includes(e); e = e.cause) chain.push(e);
-  const has = (...codes: string[]) => chain.some((e) => codes.includes(codeOf(e) as string));
-  const aborted = [
-    "ERR_STREAM_WRITE_AFTER_END",
-    "ERR_STREAM_DESTROYED",
-    "ERR_HTTP2_INVALID_STREAM",
-  ];
-  const code = has(...aborted, "ECONNRESET")
-    ? Code.Aborted
-    : has("ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED")
-      ? Code.Unavailable
-      : Code.Internal;
-  const ce = ConnectError.from(err, code);
-  if (ce !== err) ce.cause = err;
-  return ce;
 }

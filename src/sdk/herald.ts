@@ -9,13 +9,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import {
   NotifyService,
   type WaitForResponseResponse,
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import { type Answer, type AskInput, type AskOptions, ask } from "./ask.ts";
+import { createSdkConnectTransport } from "./connect-transport.ts";
 import { HeraldError } from "./errors.ts";
 import { createSdkGrpcTransport } from "./grpc-transport.ts";
 import type { HeraldOptions, ListFilter, NotifyInput, NotifyOptions, Priority } from "./types.ts";
@@ -74,7 +74,7 @@ export class Herald {
     const transport: Transport =
       options.transport === "grpc"
         ? createSdkGrpcTransport(baseUrl)
-        : createConnectTransport({ baseUrl, httpVersion: "1.1" });
+        : createSdkConnectTransport(baseUrl);
     this.#client = createClient(NotifyService, transport);
     this.#headers = { authorization: `Bearer ${secret}` };
     if (options.project) this.#headers["herald-project"] = options.project;

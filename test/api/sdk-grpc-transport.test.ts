@@ -1,97 +1,29 @@
 /**
- * The SDK's gRPC transport (src/sdk/grpc-transport.ts) against Connect-node's, call by call: the
- * same answers and the same errors (code, message, details, metadata) from a real server, and
- * from a bare HTTP/2 server that misbehaves the ways a network or a proxy can (no answer, a
- * reset, an HTTP error, a broken envelope, two messages). Streaming calls pass through it.
+ * The SDK's gRPC transport (src/sdk/grpc-transport.ts) against Connect-node's, call by call, from
+ * a bare HTTP/2 server that misbehaves the ways a network or a proxy can (no answer, a reset, an
+ * HTTP error, a broken envelope, two messages). Against a real server: sdk-transports.test.ts.
  */
 import http2, { type ServerHttp2Stream } from "node:http2";
 import net, { type AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotifyResponseSchema, NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { describe, expect, it } from "vitest";
+import { NotifyResponseSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 import { createSdkGrpcTransport } from "../../src/sdk/grpc-transport.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import {
+  compare as compareTransports,
+  expectSameOutcome,
+  lateAndCancelled,
+  publish,
+} from "../helpers/transports.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => server.close());
-
-const both = (baseUrl: string): [string, Transport][] => [
-  ["connect-node", createGrpcTransport({ baseUrl })],
-  ["sdk", createSdkGrpcTransport(baseUrl)],
-];
-
-/** What a call ended with, in the terms a caller can see. */
-async function outcome(call: () => Promise<unknown>) {
-  try {
-    return { ok: await call() };
-  } catch (err) {
-    const ce = ConnectError.from(err);
-    const metadata = [...ce.metadata.keys()].filter((k) => k !== "date").sort();
-    const details = ce.details.map((d) => ("desc" in d ? d.desc.typeName : d.type));
-    return { code: Code[ce.code], message: ce.rawMessage, metadata, details };
-  }
-}
-
-/** Runs `call` over both transports; their outcomes, by transport. */
-async function compare(baseUrl: string, call: (t: Transport) => Promise<unknown>) {
-  const theirs = await outcome(() => call(createGrpcTransport({ baseUrl })));
-  return { theirs, ours: await outcome(() => call(createSdkGrpcTransport(baseUrl))) };
-}
-
-const auth = () => ({ authorization: `Bearer ${server.apiKey}` });
-
-describe("the SDK's gRPC transport against a real server", () => {
-  it("answers a publish as Connect-node's transport does", async () => {
-    for (const [name, transport] of both(server.url)) {
-      const client = createClient(NotifyService, transport);
-      let requestId: string | null = null;
-      const res = await client.notify(
-        { title: `via ${name}`, topic: "transports" },
-        { headers: auth(), onHeader: (h) => (requestId = h.get("request-id")) },
-      );
-      expect(res.notification?.title).toBe(`via ${name}`);
-      expect(res.notification?.topic).toBe("transports");
-      expect(requestId).toMatch(/^req_/);
-    }
-  });
-
-  it("throws the same errors: invalid fields with their details, an unknown credential", async () => {
-    const invalid = await compare(server.url, (t) =>
-      createClient(NotifyService, t).notify({ title: "x".repeat(121) }, { headers: auth() }),
-    );
-    expect(invalid.ours).toEqual(invalid.theirs);
-    expect(invalid.ours).toMatchObject({ code: "InvalidArgument" });
-    expect(invalid.ours.details).toContain("google.rpc.BadRequest");
-    const unknown = await compare(server.url, (t) =>
-      createClient(NotifyService, t).notify(
-        { title: "x" },
-        { headers: { authorization: `Bearer hk_${"a".repeat(38)}` } },
-      ),
-    );
-    expect(unknown.ours).toEqual(unknown.theirs);
-    expect(unknown.ours).toMatchObject({ code: "Unauthenticated" });
-    expect(unknown.ours.metadata).toContain("www-authenticate");
-  });
-
-  it("carries a server-streaming call (WatchNotifications) through Connect-node's", async () => {
-    const client = createClient(NotifyService, createSdkGrpcTransport(server.url));
-    await client.notify({ title: "watched", topic: "watched" }, { headers: auth() });
-    const abort = new AbortController();
-    for await (const page of client.watchNotifications(
-      { topic: "watched", pageSize: 5 },
-      { headers: auth(), signal: abort.signal },
-    )) {
-      expect(page.notifications.map((n) => n.title)).toContain("watched");
-      abort.abort();
-      break;
-    }
-  });
-});
+const grpc = {
+  theirs: (baseUrl: string) => createGrpcTransport({ baseUrl }),
+  ours: (baseUrl: string) => createSdkGrpcTransport(baseUrl),
+};
+const compare = (baseUrl: string, call: (t: Transport) => Promise<unknown>) =>
+  compareTransports(grpc, baseUrl, call);
 
 /** A bare HTTP/2 server that answers each gRPC call with `answer`; its streams' reset codes. */
 async function bareServer(answer: (stream: ServerHttp2Stream) => void) {
@@ -131,9 +63,6 @@ function answerWith(body: Buffer, trailers: Record<string, string>) {
 }
 
 describe("the SDK's gRPC transport against a misbehaving server", () => {
-  const notify = (timeoutMs?: number, signal?: AbortSignal) => (t: Transport) =>
-    createClient(NotifyService, t).notify({ title: "x" }, { timeoutMs, signal });
-
   it.each([
     ["a message and its status", answerWith(message, { "grpc-status": "0" }), "ok"],
     [
@@ -165,10 +94,7 @@ describe("the SDK's gRPC transport against a misbehaving server", () => {
   ])("%s: the same outcome", async (_, answer, expected) => {
     const bare = await bareServer(answer);
     try {
-      const { theirs, ours } = await compare(bare.url, notify());
-      expect(ours).toEqual(theirs);
-      if (expected === "ok") expect(ours).toMatchObject({ ok: { replayed: true } });
-      else expect(ours).toMatchObject({ code: expected });
+      await expectSameOutcome(grpc, bare.url, expected);
     } finally {
       await bare.close();
     }
@@ -178,7 +104,7 @@ describe("the SDK's gRPC transport against a misbehaving server", () => {
     const cut = message.subarray(0, message.length - 2);
     const bare = await bareServer(answerWith(cut, { "grpc-status": "0" }));
     try {
-      const { theirs, ours } = await compare(bare.url, notify());
+      const { theirs, ours } = await compare(bare.url, publish());
       // Connect's envelope splitter throws this at the end of the body; its transport's pipe
       // drops the error, and the call fails as if no message had come (below).
       expect(ours).toMatchObject({
@@ -206,7 +132,7 @@ describe("the SDK's gRPC transport against a misbehaving server", () => {
       s.end(body);
     });
     try {
-      const { theirs, ours } = await compare(bare.url, notify());
+      const { theirs, ours } = await compare(bare.url, publish());
       expect(ours).toEqual(theirs);
       expect(ours).toMatchObject({ ok: { replayed: true } });
     } finally {
@@ -217,15 +143,9 @@ describe("the SDK's gRPC transport against a misbehaving server", () => {
   it("ends a call past its deadline (its stream reset INTERNAL_ERROR), or cancelled (CANCEL)", async () => {
     const bare = await bareServer(() => {}); // never answers
     try {
-      const late = await compare(bare.url, notify(150));
+      const { late, cancelled } = await lateAndCancelled(grpc, bare.url);
       expect(late.ours).toEqual(late.theirs);
       expect(late.ours).toMatchObject({ code: "DeadlineExceeded" });
-      const cancel = async (t: Transport) => {
-        const abort = new AbortController();
-        setTimeout(() => abort.abort(), 50);
-        return notify(undefined, abort.signal)(t);
-      };
-      const cancelled = await compare(bare.url, cancel);
       expect(cancelled.ours).toEqual(cancelled.theirs);
       expect(cancelled.ours).toMatchObject({ code: "Canceled" });
       await expect.poll(() => bare.resets.length).toBe(4);
@@ -243,7 +163,7 @@ describe("the SDK's gRPC transport against a misbehaving server", () => {
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
     try {
       const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-      const late = await compare(url, notify(150));
+      const late = await compare(url, publish(150));
       expect(late.ours).toEqual(late.theirs);
       expect(late.ours).toMatchObject({ code: "DeadlineExceeded" });
     } finally {
@@ -255,7 +175,7 @@ describe("the SDK's gRPC transport against a misbehaving server", () => {
   it("reports a server that cannot be reached as unavailable", async () => {
     const bare = await bareServer(() => {});
     await bare.close();
-    const gone = await compare(bare.url, notify());
+    const gone = await compare(bare.url, publish());
     expect(gone.ours.code).toBe(gone.theirs.code);
     expect(gone.ours).toMatchObject({ code: "Unavailable" });
   });
