@@ -182,6 +182,8 @@ async function exchange(
     }
     for (const [event, listener] of Object.entries(on)) stream.on(event, listener);
     signal.addEventListener("abort", onAbort);
+    // Ended in the turns since the stream was given (by a microtask, say): end it now.
+    if (signal.aborted) return onAbort();
     stream.end(body);
   });
 }
