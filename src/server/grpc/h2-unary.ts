@@ -19,17 +19,13 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { ContextValues } from "@connectrpc/connect";
-import type {
-  UniversalHandler,
-  UniversalServerRequest,
-  UniversalServerResponse,
-} from "@connectrpc/connect/protocol";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { FastifyBaseLogger } from "fastify";
 import type { CallRequest } from "../call-context.ts";
 import { callEnded, closeSignal, webHeaders } from "../context.ts";
 import type { AddressedRequest } from "../options.ts";
 import type { StreamTaker } from "../polyglot.ts";
-import { WholeBody } from "./whole-body.ts";
+import { bodyOf, bytesOf, nodeHeaders, WholeRequest } from "./whole-call.ts";
 
 export interface H2UnaryOptions {
   /** The unary methods' handlers, by request path. */
@@ -65,99 +61,6 @@ export function h2UnaryTaker(o: H2UnaryOptions): StreamTaker {
   };
 }
 
-/**
- * The stream's body, read whole; past `max` bytes reading stops (the handler refuses it).
- * Its listeners leave the stream once the body is read: Node's HTTP/2 keeps a finished stream
- * past the next young-generation collection, and through these closures it kept the whole call
- * (its request, context and answer) too, promoting twice a stream's own bytes (BENCHMARKS.md).
- */
-function bodyOf(stream: ServerHttp2Stream, max: number): WholeBody {
-  return new WholeBody(
-    new Promise<Uint8Array>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const data = (c: Buffer) => {
-        chunks.push(c);
-        size += c.length;
-        if (size > max) {
-          stream.pause();
-          end();
-        }
-      };
-      const settle = () => {
-        stream.off("data", data);
-        stream.off("end", end);
-        stream.off("error", failed);
-        stream.off("close", closed);
-      };
-      const end = () => {
-        settle();
-        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-      };
-      const failed = (err: unknown) => {
-        settle();
-        reject(err);
-      };
-      // A stream reset by its client ends without `end`: the read must not wait for ever.
-      const closed = () => failed(callEnded);
-      stream.on("data", data);
-      stream.once("end", end);
-      stream.once("error", failed);
-      stream.once("close", closed);
-    }),
-  );
-}
-
-/** The answer's body, whole. */
-async function bytesOf(body: UniversalServerResponse["body"]): Promise<Uint8Array> {
-  if (body === undefined) return new Uint8Array(0);
-  if (body instanceof Uint8Array) return body;
-  if (body instanceof WholeBody) return body.bytes;
-  const chunks: Uint8Array[] = [];
-  for await (const c of body) chunks.push(c);
-  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
-}
-
-function nodeHeaders(h: Headers | undefined, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  h?.forEach((v, k) => {
-    into[k] = k === "set-cookie" ? h.getSetCookie() : v;
-  });
-  return into;
-}
-
-/**
- * The request Connect's handler sees: its `signal` a getter on the prototype, made when first
- * asked for (an object literal's getter would be a closure per call kept in the old
- * generation by V8: handler-context.ts says what that cost).
- */
-class H2Request implements UniversalServerRequest {
-  readonly httpVersion = "2.0";
-  readonly method: string;
-  readonly url: string;
-  readonly header: Headers;
-  readonly body: AsyncIterable<Uint8Array>;
-  readonly contextValues: ContextValues;
-  readonly #signal: () => AbortSignal;
-
-  constructor(
-    headers: IncomingHttpHeaders,
-    body: AsyncIterable<Uint8Array>,
-    contextValues: ContextValues,
-    signal: () => AbortSignal,
-  ) {
-    this.method = headers[":method"] ?? "";
-    this.url = `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`;
-    this.header = webHeaders(headers);
-    this.body = body;
-    this.contextValues = contextValues;
-    this.#signal = signal;
-  }
-
-  get signal(): AbortSignal {
-    return this.#signal();
-  }
-}
-
 async function serve(
   handler: UniversalHandler,
   stream: ServerHttp2Stream,
@@ -168,8 +71,13 @@ async function serve(
   const signal = closeSignal(stream, () => true, callEnded);
   const ip = o.clientAddress({ socket: stream.session?.socket ?? {}, headers });
   const uRes = await handler(
-    new H2Request(
-      headers,
+    new WholeRequest(
+      {
+        httpVersion: "2.0",
+        method: headers[":method"] ?? "",
+        url: `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`,
+        header: webHeaders(headers),
+      },
       // Some bytes past the limit, so that the handler sees a message too large as one.
       bodyOf(stream, o.readMaxBytes + 6),
       o.contextValues({ id, ip, headers }),

@@ -14,22 +14,12 @@
  * upgrade that changes the wire fails there. One deviation is deliberate and named there. The
  * change proposed upstream: docs/upstream/connect-es-grpc-unary.md.
  */
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createMethodImplSpec,
-  createServiceImplSpec,
-} from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import {
   compressionNegotiate,
-  createMethodSerializationLookup,
-  createUniversalMethodHandler,
-  createUniversalServiceHandlers,
   encodeEnvelope,
   envelopeCompress,
   envelopeDecompress,
-  type UniversalHandler,
   type UniversalHandlerOptions,
   type UniversalServerRequest,
   type UniversalServerResponse,
@@ -38,7 +28,6 @@ import {
   uResponseUnsupportedMediaType,
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
-import { createHandlerFactory as connectFactory } from "@connectrpc/connect/protocol-connect";
 import {
   contentTypeJson,
   contentTypeProto,
@@ -53,14 +42,11 @@ import {
   parseTimeout,
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
-import { createHandlerFactory as grpcWebFactory } from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded } from "../context.ts";
-import { type UnaryContext, unaryContext } from "../handler-context.ts";
+import type { UnaryContext } from "../handler-context.ts";
 import { invokeUnary } from "../invoke.ts";
+import { callContext, parseInput, serializationOf, withUnaryHandlers } from "./unary-common.ts";
 import { WholeBody } from "./whole-body.ts";
-
-/** The shutdown of a router made without one (tests): never. */
-const neverShutDown = new AbortController().signal;
 
 type Factory = ReturnType<typeof grpcFactory>;
 type Spec = Parameters<Factory>[0];
@@ -69,47 +55,21 @@ export type UnarySpec = Extract<Spec, { kind: "unary" }>;
 /** Connect's gRPC handler factory, with unary methods served by `unaryHandler`. */
 export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOptions>): Factory {
   const opt = validateUniversalHandlerOptions(options);
-  const base = grpcFactory(opt);
-  const fact = (spec: Spec) => {
-    const h = base(spec);
-    if (spec.kind !== "unary") return h;
-    return Object.assign(unaryHandler(opt, spec), {
-      protocolNames: h.protocolNames,
-      allowedMethods: h.allowedMethods,
-      supportedContentType: h.supportedContentType,
-      requestPath: h.requestPath,
-      service: h.service,
-      method: h.method,
-    });
-  };
-  return Object.assign(fact, { protocolName: base.protocolName });
+  return withUnaryHandlers(grpcFactory(opt), (spec) => unaryHandler(opt, spec));
 }
 
 function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
-  const serialization = createMethodSerializationLookup(
-    spec.method,
-    opt.binaryOptions,
-    opt.jsonOptions,
-    opt,
-  );
+  const serialization = serializationOf(opt, spec);
   return async function handle(req: UniversalServerRequest): Promise<UniversalServerResponse> {
     const type = parseContentType(req.header.get(headerContentType));
     if (type === undefined) return uResponseUnsupportedMediaType;
     if (req.method !== "POST") return uResponseMethodNotAllowed;
     const timeout = parseTimeout(req.header.get(headerTimeout), opt.maxTimeoutMs);
-    const context = unaryContext({
-      service: spec.method.parent,
-      method: spec.method,
-      requestMethod: req.method,
+    const context = callContext(opt, spec, req, {
       protocolName: "grpc",
       timeoutMs: timeout.timeoutMs,
-      shutdownSignal: opt.shutdownSignal ?? neverShutDown,
-      requestSignal: () => req.signal,
-      requestHeader: req.header,
-      url: req.url,
       responseHeader: { [headerContentType]: type.binary ? contentTypeProto : contentTypeJson },
       responseTrailer: { [headerGrpcStatus]: grpcStatusOk },
-      contextValues: req.contextValues,
     });
     const compression = compressionNegotiate(
       opt.acceptCompression,
@@ -154,22 +114,6 @@ function failed(context: UnaryContext, e: unknown): void {
       : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
   context.abort(error);
   setTrailerStatus(context.responseTrailer, error);
-}
-
-/**
- * The request message. Connect calls bytes that do not parse an internal error; they are the
- * client's: `invalid_argument`, naming the message type.
- */
-function parseInput<T>(s: { parse(data: Uint8Array): T }, input: Uint8Array, spec: UnarySpec): T {
-  try {
-    return s.parse(input);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new ConnectError(
-      `the request is not a valid ${spec.method.input.typeName}: ${why}`,
-      Code.InvalidArgument,
-    );
-  }
 }
 
 type Compression = ReturnType<typeof compressionNegotiate>["request"];
@@ -259,42 +203,4 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
     at += c.byteLength;
   }
   return out;
-}
-
-/** A Connect router that also keeps each unary method's implementation, for the REST shim. */
-export type HeraldRouter = ConnectRouter & {
-  /** By request path (`/herald.v1.NotifyService/Notify`). */
-  unary: ReadonlyMap<string, UnarySpec>;
-};
-
-/**
- * A Connect router (Connect, gRPC, gRPC-Web on every method, as `createConnectRouter` makes)
- * whose gRPC unary methods take the handler above.
- */
-export function createRouter(options: Partial<UniversalHandlerOptions>): HeraldRouter {
-  const opt = validateUniversalHandlerOptions(options);
-  const protocols = [createGrpcHandlerFactory(opt), grpcWebFactory(opt), connectFactory(opt)];
-  const handlers: UniversalHandler[] = [];
-  const unary = new Map<string, UnarySpec>();
-  const keep = (spec: Spec) => {
-    if (spec.kind === "unary")
-      unary.set(`/${spec.method.parent.typeName}/${spec.method.name}`, spec);
-  };
-  const router: HeraldRouter = {
-    handlers,
-    unary,
-    service(service, implementation) {
-      const spec = createServiceImplSpec(service, implementation);
-      for (const m of Object.values(spec.methods)) keep(m);
-      handlers.push(...createUniversalServiceHandlers(spec, protocols));
-      return router;
-    },
-    rpc(method, implementation) {
-      const spec = createMethodImplSpec(method, implementation as never);
-      keep(spec);
-      handlers.push(createUniversalMethodHandler(spec, protocols));
-      return router;
-    },
-  };
-  return router;
 }

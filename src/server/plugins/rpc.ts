@@ -4,6 +4,7 @@
  * interceptor chain.
  */
 
+import type { OutgoingHttpHeaders } from "node:http2";
 import {
   Code,
   ConnectError,
@@ -11,7 +12,7 @@ import {
   type ContextValues,
   type Interceptor,
 } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -20,8 +21,12 @@ import {
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { CallRequest } from "../call-context.ts";
+import { callEnded, closeSignal, webHeaders } from "../context.ts";
 import { h2UnaryTaker } from "../grpc/h2-unary.ts";
-import { createRouter, type UnarySpec } from "../grpc/unary.ts";
+import { createRouter } from "../grpc/router.ts";
+import type { UnarySpec } from "../grpc/unary.ts";
+import { WholeBody } from "../grpc/whole-body.ts";
+import { bodyOf, bytesOf, nodeHeaders, WholeRequest } from "../grpc/whole-call.ts";
 import { type AddressedRequest, requestId } from "../options.ts";
 import type { PolyglotServer } from "../polyglot.ts";
 import { openApiDocument } from "../rest/openapi.ts";
@@ -79,7 +84,10 @@ export async function registerConnect(
     rpc.removeAllContentTypeParsers();
     rpc.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
     for (const handler of router.handlers) {
-      rpc.post(handler.requestPath, (req, reply) => serve(handler, req, reply, opts));
+      const unary = handler.method.methodKind === "unary";
+      rpc.post(handler.requestPath, (req, reply) =>
+        unary ? serveWhole(handler, req, reply, opts) : serve(handler, req, reply, opts),
+      );
     }
   });
 
@@ -108,9 +116,65 @@ export async function registerConnect(
   return router.unary;
 }
 
+/** Fastify's headers (request-id) unless the call answers them itself, in `into`. */
+function fastifyHeaders(
+  reply: FastifyReply,
+  uRes: UniversalServerResponse,
+  into: OutgoingHttpHeaders,
+) {
+  // In its headers or (a gRPC error) its trailers: a client would otherwise read `req_X, req_X`.
+  for (const [k, v] of Object.entries(reply.getHeaders())) {
+    if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) into[k] = v;
+  }
+  return into;
+}
+
+/** The same, set on the raw response itself (Connect-node's adapter writes the answer). */
+function setFastifyHeaders(reply: FastifyReply, uRes: UniversalServerResponse): void {
+  for (const [k, v] of Object.entries(fastifyHeaders(reply, uRes, {}))) {
+    reply.raw.setHeader(k, v as string);
+  }
+}
+
 /**
- * Answers one RPC with its Connect handler, on the raw Node response: calls over HTTP/1.1, and
- * streaming calls (unary calls over HTTP/2 are answered before Fastify, above).
+ * A unary call over HTTP/1.1 (Connect's protocol, the SDK's default; gRPC-Web), its body read
+ * and its answer written whole (grpc/whole-call.ts): through Connect-node's adapters it cost
+ * the server 243-286 µs of CPU a Connect publish against REST's 154-204; with Connect-protocol unary
+ * POSTs served by grpc/connect-unary.ts, 137-151 µs (BENCHMARKS.md, thirtieth session).
+ */
+async function serveWhole(
+  handler: UniversalHandler,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  opts: ConnectOptions,
+): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  const exchange = {
+    httpVersion: req.raw.httpVersion,
+    method: req.method,
+    url: `http://${req.headers.host ?? "localhost"}${req.url}`,
+    header: webHeaders(req.headers),
+  };
+  // Some bytes past the limit, so that the handler sees a message too large as one.
+  const body = bodyOf(req.raw, opts.readMaxBytes + 6);
+  const signal = closeSignal(raw, () => true, callEnded);
+  const uRes = await handler(new WholeRequest(exchange, body, opts.contextValues(req), signal));
+  const bytes = await bytesOf(uRes.body);
+  if (raw.destroyed) return;
+  if (uRes.trailer?.keys().next().done === false) {
+    // HTTP/1.1 trailers (no unary protocol here sends any): Connect-node writes them.
+    setFastifyHeaders(reply, uRes);
+    return universalResponseToNodeResponse({ ...uRes, body: new WholeBody(bytes) }, raw);
+  }
+  const head = nodeHeaders(uRes.header, fastifyHeaders(reply, uRes, {}));
+  raw.writeHead(uRes.status, head);
+  raw.end(bytes);
+}
+
+/**
+ * Answers one streaming RPC with its Connect handler, on the raw Node response (unary calls
+ * are answered whole, above and over HTTP/2 before Fastify).
  */
 async function serve(
   handler: UniversalHandler,
@@ -122,13 +186,7 @@ async function serve(
   const uRes = await handler(
     universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
   );
-  // Fastify's headers (request-id) unless the call answers them itself, in its headers or
-  // (a gRPC error) its trailers: a client would otherwise read `req_X, req_X`.
-  for (const [k, v] of Object.entries(reply.getHeaders())) {
-    if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) {
-      reply.raw.setHeader(k, v);
-    }
-  }
+  setFastifyHeaders(reply, uRes);
   try {
     await universalResponseToNodeResponse(uRes, reply.raw);
   } catch (err) {

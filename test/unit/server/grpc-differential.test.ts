@@ -7,74 +7,14 @@
  */
 import { gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createConnectRouter,
-  type Interceptor,
-} from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { Code, type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
-import {
-  NotifyRequestSchema,
-  NotifyResponseSchema,
-  NotifyService,
-} from "../../../gen/herald/v1/notify_service_pb.ts";
-import { createRouter } from "../../../src/server/grpc/unary.ts";
+import { NotifyRequestSchema } from "../../../gen/herald/v1/notify_service_pb.ts";
+import { createRouter } from "../../../src/server/grpc/router.ts";
+import { answer, type Call, handlerOf, options, routes } from "../../helpers/differential.ts";
 
-/** A stand-in implementation whose behaviour the request's title picks. */
-function routes(router: ConnectRouter): void {
-  router.rpc(NotifyService.method.notify, async (req, ctx) => {
-    ctx.responseHeader.set("x-from-handler", "header");
-    ctx.responseTrailer.set("x-trailer", "trailer");
-    switch (req.title) {
-      case "fail":
-        throw new ConnectError(
-          "no such topic",
-          Code.FailedPrecondition,
-          { "x-error-meta": "meta" },
-          [{ desc: NotificationSchema, value: { id: "detail", title: "in the details" } }],
-        );
-      case "crash":
-        throw new Error("not a ConnectError");
-      case "slow":
-        await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
-        throw ctx.signal.reason;
-      case "big":
-        return create(NotifyResponseSchema, {
-          notification: { id: "big", title: "x".repeat(4000), topic: "t" },
-        });
-      default:
-        return create(NotifyResponseSchema, {
-          notification: { id: "n1", title: req.title, metadata: { a: 1 } },
-        });
-    }
-  });
-}
-
-const stamp: Interceptor = (next) => async (req) => {
-  const res = await next(req);
-  res.header.set("x-interceptor", req.header.get("x-caller") ?? "none");
-  return res;
-};
-
-const options = {
-  interceptors: [stamp],
-  readMaxBytes: 1024,
-  acceptCompression: [compressionGzip, compressionBrotli],
-  compressMinBytes: 1024,
-};
-
-function grpcHandler(router: ConnectRouter): UniversalHandler {
-  const h = router.handlers.find(
-    (x) => x.requestPath === "/herald.v1.NotifyService/Notify" && x.protocolNames.includes("grpc"),
-  );
-  if (!h) throw new Error("no gRPC handler for Notify");
-  return h;
-}
+const grpcHandler = (router: ConnectRouter) => handlerOf(router, "grpc");
+const grpcHeaders = { "content-type": "application/grpc", te: "trailers" };
 
 const ours = createRouter(options);
 routes(ours);
@@ -90,44 +30,6 @@ function envelope(message: Uint8Array, flags = 0): Uint8Array {
 }
 const notify = (title: string) =>
   toBinary(NotifyRequestSchema, create(NotifyRequestSchema, { title }));
-
-interface Call {
-  body: Uint8Array;
-  headers?: Record<string, string>;
-  method?: string;
-}
-
-/** What a client sees of an answer: every byte of it, headers in order of name. */
-async function answer(handler: UniversalHandler, call: Call) {
-  const header = new Headers({
-    "content-type": "application/grpc",
-    te: "trailers",
-    "x-caller": "differential",
-    ...call.headers,
-  });
-  const res: UniversalServerResponse = await handler({
-    httpVersion: "2.0",
-    method: call.method ?? "POST",
-    url: "http://localhost/herald.v1.NotifyService/Notify",
-    header,
-    body: (async function* () {
-      yield call.body;
-    })(),
-    signal: new AbortController().signal,
-    contextValues: undefined,
-  } as never);
-  const chunks: Uint8Array[] = [];
-  if (res.body instanceof Uint8Array) chunks.push(res.body);
-  else if (res.body) for await (const c of res.body) chunks.push(c);
-  const sorted = (h?: ConstructorParameters<typeof Headers>[0]) =>
-    [...new Headers(h)].sort(([a], [b]) => a.localeCompare(b));
-  return {
-    status: res.status,
-    headers: sorted(res.header),
-    trailers: sorted(res.trailer),
-    body: Buffer.concat(chunks).toString("base64"),
-  };
-}
 
 const matrix: Record<string, Call> = {
   "a publish": { body: envelope(notify("deploy finished")) },
@@ -175,8 +77,8 @@ describe("the gRPC unary fast path answers as Connect's own handler", () => {
   for (const [name, call] of Object.entries(matrix)) {
     it(name, async () => {
       const [fast, reference] = await Promise.all([
-        answer(grpcHandler(ours), call),
-        answer(grpcHandler(connects), call),
+        answer(grpcHandler(ours), call, grpcHeaders),
+        answer(grpcHandler(connects), call, grpcHeaders),
       ]);
       expect(fast).toEqual(reference);
     });
@@ -190,8 +92,8 @@ describe("the gRPC unary fast path answers as Connect's own handler", () => {
 
   it("differs only where it says so: bytes that are no valid request", async () => {
     const call = { body: envelope(new Uint8Array([0xff, 0xff, 0xff])) };
-    const fast = await answer(grpcHandler(ours), call);
-    const reference = await answer(grpcHandler(connects), call);
+    const fast = await answer(grpcHandler(ours), call, grpcHeaders);
+    const reference = await answer(grpcHandler(connects), call, grpcHeaders);
     const status = (a: typeof fast) => Object.fromEntries(a.trailers)["grpc-status"];
     expect(status(reference)).toBe(String(Code.Internal));
     expect(status(fast)).toBe(String(Code.InvalidArgument));
