@@ -140,7 +140,7 @@ function setFastifyHeaders(reply: FastifyReply, uRes: UniversalServerResponse): 
  * A unary call over HTTP/1.1 (Connect's protocol, the SDK's default; gRPC-Web), its body read
  * and its answer written whole (grpc/whole-call.ts): through Connect-node's adapters it cost
  * the server 243-286 µs of CPU a Connect publish against REST's 154-204; with Connect-protocol unary
- * POSTs served by grpc/connect-unary.ts, 137-151 µs (BENCHMARKS.md, thirtieth session).
+ * POSTs served by grpc/connect-unary.ts, 137-192 µs, as REST (BENCHMARKS.md, thirtieth session).
  */
 async function serveWhole(
   handler: UniversalHandler,
