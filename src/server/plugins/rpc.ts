@@ -129,6 +129,14 @@ function fastifyHeaders(
   return into;
 }
 
+/** Answers one RPC with its handler on Fastify's request, the reply hijacked. */
+type Serve = (
+  handler: UniversalHandler,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  opts: ConnectOptions,
+) => Promise<void>;
+
 /** The same, set on the raw response itself (Connect-node's adapter writes the answer). */
 function setFastifyHeaders(reply: FastifyReply, uRes: UniversalServerResponse): void {
   for (const [k, v] of Object.entries(fastifyHeaders(reply, uRes, {}))) {
@@ -142,12 +150,7 @@ function setFastifyHeaders(reply: FastifyReply, uRes: UniversalServerResponse): 
  * the server 243-286 µs of CPU a Connect publish against REST's 154-204; with Connect-protocol unary
  * POSTs served by grpc/connect-unary.ts, 137-192 µs, as REST (BENCHMARKS.md, thirtieth session).
  */
-async function serveWhole(
-  handler: UniversalHandler,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  opts: ConnectOptions,
-): Promise<void> {
+const serveWhole: Serve = async (handler, req, reply, opts) => {
   reply.hijack();
   const raw = reply.raw;
   const exchange = {
@@ -170,18 +173,13 @@ async function serveWhole(
   const head = nodeHeaders(uRes.header, fastifyHeaders(reply, uRes, {}));
   raw.writeHead(uRes.status, head);
   raw.end(bytes);
-}
+};
 
 /**
  * Answers one streaming RPC with its Connect handler, on the raw Node response (unary calls
  * are answered whole, above and over HTTP/2 before Fastify).
  */
-async function serve(
-  handler: UniversalHandler,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  opts: ConnectOptions,
-): Promise<void> {
+const serve: Serve = async (handler, req, reply, opts) => {
   reply.hijack();
   const uRes = await handler(
     universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
@@ -198,4 +196,4 @@ async function serve(
       req.log.error({ err }, "writing the RPC response failed");
     }
   }
-}
+};
