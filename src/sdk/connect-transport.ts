@@ -16,24 +16,24 @@
  */
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { appendHeaders, Code, ConnectError, type Transport } from "@connectrpc/connect";
-import {
-  createMethodSerializationLookup,
-  getAbortSignalReason,
-  validateReadWriteMaxBytes,
-} from "@connectrpc/connect/protocol";
+import { appendHeaders, ConnectError, type Transport } from "@connectrpc/connect";
+import { getAbortSignalReason, readAllBytes } from "@connectrpc/connect/protocol";
 import {
   errorFromJsonBytes,
   requestHeaderWithCompression,
   trailerDemux,
   validateResponseWithCompression,
 } from "@connectrpc/connect/protocol-connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import {
-  compressionBrotli,
-  compressionGzip,
-  createConnectTransport,
-} from "@connectrpc/connect-node";
-import { connectErrorFromNode, copyHeaders, runUnary } from "./node-transport.ts";
+  accepted,
+  connectErrorFromNode,
+  copyHeaders,
+  limits,
+  nodeHeadersOf,
+  runUnary,
+  serializationOf,
+} from "./node-transport.ts";
 
 interface Answer {
   status: number;
@@ -44,27 +44,34 @@ interface Answer {
 /** A Connect transport over HTTP/1.1 to `baseUrl` whose unary calls keep nothing past their answer. */
 export function createSdkConnectTransport(baseUrl: string): Transport {
   const streaming = createConnectTransport({ baseUrl, httpVersion: "1.1" });
-  const limits = validateReadWriteMaxBytes(undefined, undefined, undefined);
-  // Answers may come compressed, as to Connect-node's transport; requests go as they are.
-  const accept = [compressionGzip, compressionBrotli];
   return {
     unary(method, signal, timeoutMs, header, input, contextValues) {
-      const serialization = createMethodSerializationLookup(method, undefined, undefined, limits);
+      const serialization = serializationOf(method);
       const kind = method.methodKind;
       const call = { method, signal, timeoutMs, input, contextValues };
-      const sent = requestHeaderWithCompression(kind, true, timeoutMs, header, accept, null, true);
+      const sent = requestHeaderWithCompression(
+        kind,
+        true,
+        timeoutMs,
+        header,
+        accepted,
+        null,
+        true,
+      );
       return runUnary(baseUrl, call, sent, async (req) => {
         const body = serialization.getI(true).serialize(req.message);
         const answer = await exchange(req.url, req.header, body, req.signal);
         const { compression, isUnaryError, unaryError } = validateResponseWithCompression(
           kind,
-          accept,
+          accepted,
           true,
           answer.status,
           answer.header,
         );
         const [h, trailer] = trailerDemux(answer.header);
-        let bytes: Uint8Array = whole(answer, limits.readMaxBytes);
+        // Checked against its Content-Length and the read limit as Connect's transport does.
+        const promised = answer.header.get("content-length");
+        let bytes = await readAllBytes(once(answer.body), limits.readMaxBytes, promised);
         if (compression) bytes = await compression.decompress(bytes, limits.readMaxBytes);
         if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(h, trailer), unaryError);
         const message = serialization.getO(true).parse(bytes);
@@ -75,26 +82,9 @@ export function createSdkConnectTransport(baseUrl: string): Transport {
   };
 }
 
-/** The answer's bytes, checked against its Content-Length and the read limit as Connect does. */
-function whole(answer: Answer, readMaxBytes: number): Buffer {
-  const { body } = answer;
-  const promised = answer.header.get("content-length");
-  const hint = promised === null ? Number.NaN : Number.parseInt(promised, 10);
-  const n = Number.isSafeInteger(hint) && hint >= 0 ? hint : body.length;
-  if (n > readMaxBytes) {
-    const size = Number.isSafeInteger(hint) ? ` ${n}` : "";
-    throw new ConnectError(
-      `message size${size} is larger than configured readMaxBytes ${readMaxBytes}`,
-      Code.ResourceExhausted,
-    );
-  }
-  if (n !== body.length) {
-    throw new ConnectError(
-      `protocol error: promised ${n} bytes, received ${body.length}`,
-      Code.InvalidArgument,
-    );
-  }
-  return body;
+/** One chunk as the async iterable `readAllBytes` takes. */
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
 }
 
 /**
@@ -104,11 +94,7 @@ function whole(answer: Answer, readMaxBytes: number): Buffer {
 function exchange(url: string, header: Headers, body: Uint8Array, signal: AbortSignal) {
   return new Promise<Answer>((resolve, reject) => {
     if (signal.aborted) return reject(ConnectError.from(getAbortSignalReason(signal)));
-    const headers: Record<string, string> = {};
-    header.forEach((v, k) => {
-      headers[k] = v;
-    });
-    const options = { method: "POST", headers };
+    const options = { method: "POST", headers: nodeHeadersOf(header) };
     const req = url.startsWith("https:") ? https.request(url, options) : http.request(url, options);
     let res: IncomingMessage | undefined;
     const parts: Buffer[] = [];

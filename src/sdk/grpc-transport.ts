@@ -1,31 +1,10 @@
-/**
- * The SDK's gRPC transport. Unary calls are written and read whole on their HTTP/2 stream;
- * streaming calls go through Connect-node's gRPC transport. Both share one HTTP/2 session,
- * kept by Connect-node's session manager (connecting, keep-alive pings, the idle close, GOAWAY).
- *
- * Why: Connect-node's transport runs a unary call through its streaming pipeline, async
- * generators compiled to ES2017 helpers, and leaves its listeners on the finished stream. Node
- * keeps a finished stream past young-generation collections, and the helpers keep the call's
- * objects too, so each call was promoted to the old generation: 12.9 KB a call at 500 calls/s,
- * against 2.4 KB here, and four times the client's scavenge time (BENCHMARKS.md, thirtieth
- * session; docs/upstream/connect-node-client-stream-listeners.md).
- *
- * The wire and the errors stay Connect's: the request's headers come from
- * `requestHeaderWithCompression`, the answer is checked by `validateResponseWithCompression` and
- * `validateTrailer`, and interceptors, deadlines and cancellation run through `runUnaryCall`.
- * The differential test (test/api/sdk-grpc-transport.test.ts) compares both transports' results
- * and errors call by call.
- */
-import type { OutgoingHttpHeaders } from "node:http2";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import {
   type Compression,
-  createMethodSerializationLookup,
   encodeEnvelope,
   envelopeDecompress,
   getAbortSignalReason,
   type Serialization,
-  validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
 import {
   headerGrpcStatus,
@@ -33,13 +12,16 @@ import {
   validateResponseWithCompression,
   validateTrailer,
 } from "@connectrpc/connect/protocol-grpc";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import {
-  compressionBrotli,
-  compressionGzip,
-  createGrpcTransport,
-  Http2SessionManager,
-} from "@connectrpc/connect-node";
-import { connectErrorFromNode, copyHeaders, runUnary } from "./node-transport.ts";
+  accepted,
+  connectErrorFromNode,
+  copyHeaders,
+  limits,
+  nodeHeadersOf,
+  runUnary,
+  serializationOf,
+} from "./node-transport.ts";
 
 type Sessions = Http2SessionManager;
 type H2Stream = Awaited<ReturnType<Sessions["request"]>>;
@@ -55,19 +37,16 @@ interface Answer {
 export function createSdkGrpcTransport(baseUrl: string): Transport {
   const sessions = new Http2SessionManager(baseUrl);
   const streaming = createGrpcTransport({ baseUrl, sessionManager: sessions });
-  const limits = validateReadWriteMaxBytes(undefined, undefined, undefined);
-  // Answers may come compressed, as to Connect-node's transport; requests go as they are.
-  const accept = [compressionGzip, compressionBrotli];
   return {
     unary(method, signal, timeoutMs, header, input, contextValues) {
-      const serialization = createMethodSerializationLookup(method, undefined, undefined, limits);
+      const serialization = serializationOf(method);
       const call = { method, signal, timeoutMs, input, contextValues };
-      const sent = requestHeaderWithCompression(true, timeoutMs, header, accept, null);
+      const sent = requestHeaderWithCompression(true, timeoutMs, header, accepted, null);
       return runUnary(baseUrl, call, sent, async (req) => {
         const body = encodeEnvelope(0, serialization.getI(true).serialize(req.message));
         const answer = await exchange(sessions, req.url, req.header, body, req.signal);
         const { status, header: h } = answer;
-        const { compression, headerError } = validateResponseWithCompression(accept, status, h);
+        const { compression, headerError } = validateResponseWithCompression(accepted, status, h);
         const parser = serialization.getO(true);
         const message = await onlyMessage(answer.body, limits.readMaxBytes, compression, parser);
         validateTrailer(answer.trailer, answer.header);
@@ -133,10 +112,7 @@ async function exchange(
   body: Uint8Array,
   signal: AbortSignal,
 ): Promise<Answer> {
-  const headers: OutgoingHttpHeaders = {};
-  header.forEach((v, k) => {
-    headers[k] = v;
-  });
+  const headers = nodeHeadersOf(header);
   const { pathname, search } = new URL(url);
   const stream = await untilAborted(
     sessions.request("POST", pathname + search, headers, {}),

@@ -1,6 +1,7 @@
 /**
- * What the SDK's two transports (grpc-transport.ts, connect-transport.ts) share: a unary call's
- * request, Node's headers as the Fetch API's, and Node's errors as Connect-node codes them, so
+ * What the SDK's two transports (grpc-transport.ts, connect-transport.ts) share: Connect's
+ * default limits and accepted compressions, a method's serialisers, a unary call's request,
+ * headers between Node's and the Fetch API's, and Node's errors as Connect-node codes them, so
  * that a call fails with the same code over either transport as over Connect-node's own.
  */
 import type { DescMessage, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
@@ -12,7 +13,34 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { createMethodUrl, runUnaryCall } from "@connectrpc/connect/protocol";
+import {
+  createMethodSerializationLookup,
+  createMethodUrl,
+  type MethodSerializationLookup,
+  runUnaryCall,
+  validateReadWriteMaxBytes,
+} from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+
+/** Connect's default read and write limits, as Connect-node's transports have them. */
+export const limits = validateReadWriteMaxBytes(undefined, undefined, undefined);
+
+/** Answers may come compressed, as to Connect-node's transports; requests go as they are. */
+export const accepted = [compressionGzip, compressionBrotli];
+
+const serializers = new WeakMap<object, MethodSerializationLookup<DescMessage, DescMessage>>();
+
+/** A method's serialisers, made once per method (Connect's transports make them every call). */
+export function serializationOf<I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+): MethodSerializationLookup<I, O> {
+  let s = serializers.get(method) as MethodSerializationLookup<I, O> | undefined;
+  if (s === undefined) {
+    s = createMethodSerializationLookup(method, undefined, undefined, limits);
+    serializers.set(method, s as unknown as MethodSerializationLookup<DescMessage, DescMessage>);
+  }
+  return s;
+}
 
 /** A unary call as a Transport's `unary` is given it. */
 export interface UnaryCall<I extends DescMessage, O extends DescMessage> {
@@ -50,6 +78,15 @@ export function runUnary<I extends DescMessage, O extends DescMessage>(
     },
     next,
   });
+}
+
+/** A request's headers as Node takes them. */
+export function nodeHeadersOf(header: Headers): Record<string, string> {
+  const headers: Record<string, string> = {};
+  header.forEach((v, k) => {
+    headers[k] = v;
+  });
+  return headers;
 }
 
 /** Copies Node's headers (pseudo-headers left out) into `into`. */

@@ -1,19 +1,3 @@
-/**
- * Connect-protocol unary calls (POST) without Connect's handler context. Connect's own handler
- * makes an AbortController for every call and aborts it at the end without a reason, which makes
- * a `DOMException` and its stack trace: 4.6 % of the serving process's CPU at the maximum of
- * Connect publishes over HTTP/1.1, the SDK's default protocol; the answer's body was an async
- * generator too (BENCHMARKS.md, thirtieth session). This handler does what Connect's unary
- * handler does, with Herald's call context (handler-context.ts) and invoker (invoke.ts) as the
- * gRPC one (unary.ts) does, and answers the body whole. GET calls (idempotent methods) and a
- * server that requires the protocol header keep Connect's handler.
- *
- * The wire is Connect's, built from Connect's exported pieces; test/unit/server/
- * connect-differential.test.ts sends the same matrix through both and compares the bytes. One
- * deviation is deliberate, as for gRPC: bytes that are no valid request are `invalid_argument`
- * naming the message type (Connect answers `internal`, a 500 for the client's mistake).
- */
-import { Code, ConnectError } from "@connectrpc/connect";
 import {
   compressionNegotiate,
   mergeNonProtocolHeaders,
@@ -44,7 +28,14 @@ import { callEnded } from "../context.ts";
 import type { UnaryContext } from "../handler-context.ts";
 import { invokeUnary } from "../invoke.ts";
 import type { UnarySpec } from "./unary.ts";
-import { callContext, parseInput, serializationOf, withUnaryHandlers } from "./unary-common.ts";
+import {
+  asConnectError,
+  byteStream,
+  callContext,
+  parseInput,
+  serializationOf,
+  withUnaryHandlers,
+} from "./unary-common.ts";
 import { WholeBody } from "./whole-body.ts";
 
 type Factory = ReturnType<typeof connectFactory>;
@@ -105,10 +96,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
 
 /** A failed call's answer, as Connect's handler makes it: the error as JSON, its HTTP status. */
 function failed(opt: UniversalHandlerOptions, context: UnaryContext, e: unknown) {
-  const error =
-    e instanceof ConnectError
-      ? e
-      : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+  const error = asConnectError(e);
   context.abort(error);
   context.responseHeader.set(headerContentType, contentTypeUnaryJson);
   if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
@@ -123,12 +111,7 @@ async function readBody(
   readMaxBytes: number,
   compression: Compression,
 ): Promise<Uint8Array> {
-  if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
-    throw new ConnectError("protocol error: expected a byte stream", Code.Internal);
-  }
-  // Handed over whole (whole-call.ts): read as one chunk, with no generator.
-  const body = req.body instanceof WholeBody ? [await req.body.bytes] : req.body;
   const lengthHint = req.header.get(headerUnaryContentLength);
-  const bytes = await readAllBytes(body as AsyncIterable<Uint8Array>, readMaxBytes, lengthHint);
+  const bytes = await readAllBytes(byteStream(req), readMaxBytes, lengthHint);
   return compression ? compression.decompress(bytes, readMaxBytes) : bytes;
 }

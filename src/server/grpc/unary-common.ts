@@ -1,7 +1,8 @@
 /**
  * What Herald's two unary handlers (gRPC: unary.ts; the Connect protocol: connect-unary.ts)
  * share: a protocol's handler factory with its unary handlers replaced, the call's context
- * (handler-context.ts), and the request message parsed with the client's mistakes named.
+ * (handler-context.ts), the request's body and message (the client's mistakes named), and a
+ * thrown error as the one answered.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
@@ -91,4 +92,18 @@ export function parseInput<T>(
       Code.InvalidArgument,
     );
   }
+}
+
+/** What a call threw, as the error its client is answered: anything but a ConnectError is internal. */
+export const asConnectError = (e: unknown): ConnectError =>
+  e instanceof ConnectError
+    ? e
+    : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+
+/** The request's body, which a unary call reads whole; anything else is Herald's mistake. */
+export function byteStream(req: UniversalServerRequest): AsyncIterable<Uint8Array> {
+  if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
+    throw new ConnectError("protocol error: expected a byte stream", Code.Internal);
+  }
+  return req.body as AsyncIterable<Uint8Array>;
 }

@@ -45,7 +45,14 @@ import {
 import { callEnded } from "../context.ts";
 import type { UnaryContext } from "../handler-context.ts";
 import { invokeUnary } from "../invoke.ts";
-import { callContext, parseInput, serializationOf, withUnaryHandlers } from "./unary-common.ts";
+import {
+  asConnectError,
+  byteStream,
+  callContext,
+  parseInput,
+  serializationOf,
+  withUnaryHandlers,
+} from "./unary-common.ts";
 import { WholeBody } from "./whole-body.ts";
 
 type Factory = ReturnType<typeof grpcFactory>;
@@ -108,10 +115,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: UnarySpec) {
 
 /** The status of a failed call, in its trailers, as Connect's gRPC handler sets it. */
 function failed(context: UnaryContext, e: unknown): void {
-  const error =
-    e instanceof ConnectError
-      ? e
-      : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+  const error = asConnectError(e);
   context.abort(error);
   setTrailerStatus(context.responseTrailer, error);
 }
@@ -124,10 +128,7 @@ async function readOneMessage(
   opt: UniversalHandlerOptions,
   compression: Compression,
 ): Promise<Uint8Array> {
-  if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
-    throw new ConnectError("protocol error: expected a byte stream", Code.Internal);
-  }
-  const bytes = await readEnvelope(req.body as AsyncIterable<Uint8Array>, opt.readMaxBytes);
+  const bytes = await readEnvelope(byteStream(req), opt.readMaxBytes);
   if (bytes.byteLength < 5) {
     throw new ConnectError(
       bytes.byteLength === 0

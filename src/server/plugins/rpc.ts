@@ -84,10 +84,8 @@ export async function registerConnect(
     rpc.removeAllContentTypeParsers();
     rpc.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
     for (const handler of router.handlers) {
-      const unary = handler.method.methodKind === "unary";
-      rpc.post(handler.requestPath, (req, reply) =>
-        unary ? serveWhole(handler, req, reply, opts) : serve(handler, req, reply, opts),
-      );
+      const answer = handler.method.methodKind === "unary" ? serveWhole : serve;
+      rpc.post(handler.requestPath, (req, reply) => answer(handler, req, reply, opts));
     }
   });
 
@@ -116,17 +114,14 @@ export async function registerConnect(
   return router.unary;
 }
 
-/** Fastify's headers (request-id) unless the call answers them itself, in `into`. */
-function fastifyHeaders(
-  reply: FastifyReply,
-  uRes: UniversalServerResponse,
-  into: OutgoingHttpHeaders,
-) {
+/** Fastify's headers (request-id) unless the call answers them itself. */
+function fastifyHeaders(reply: FastifyReply, uRes: UniversalServerResponse): OutgoingHttpHeaders {
   // In its headers or (a gRPC error) its trailers: a client would otherwise read `req_X, req_X`.
+  const out: OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(reply.getHeaders())) {
-    if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) into[k] = v;
+    if (v !== undefined && !uRes.header?.has(k) && !uRes.trailer?.has(k)) out[k] = v;
   }
-  return into;
+  return out;
 }
 
 /** Answers one RPC with its handler on Fastify's request, the reply hijacked. */
@@ -139,7 +134,7 @@ type Serve = (
 
 /** The same, set on the raw response itself (Connect-node's adapter writes the answer). */
 function setFastifyHeaders(reply: FastifyReply, uRes: UniversalServerResponse): void {
-  for (const [k, v] of Object.entries(fastifyHeaders(reply, uRes, {}))) {
+  for (const [k, v] of Object.entries(fastifyHeaders(reply, uRes))) {
     reply.raw.setHeader(k, v as string);
   }
 }
@@ -166,11 +161,11 @@ const serveWhole: Serve = async (handler, req, reply, opts) => {
   const bytes = await bytesOf(uRes.body);
   if (raw.destroyed) return;
   if (uRes.trailer?.keys().next().done === false) {
-    // HTTP/1.1 trailers (no unary protocol here sends any): Connect-node writes them.
+    // gRPC over HTTP/1.1 answers its status in trailers (chunked): Connect-node writes them.
     setFastifyHeaders(reply, uRes);
     return universalResponseToNodeResponse({ ...uRes, body: new WholeBody(bytes) }, raw);
   }
-  const head = nodeHeaders(uRes.header, fastifyHeaders(reply, uRes, {}));
+  const head = nodeHeaders(uRes.header, fastifyHeaders(reply, uRes));
   raw.writeHead(uRes.status, head);
   raw.end(bytes);
 };
