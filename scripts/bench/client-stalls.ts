@@ -8,10 +8,12 @@
  * h2load, a separate C process, has none of these.
  */
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { runQueueClause, runQueueMeter } from "./cpu-time.ts";
 
 /** Starts watching this process; the function it answers stops and reads it, as one clause. */
 export function watchClient(): () => string {
   const delay = monitorEventLoopDelay({ resolution: 1 });
+  const waits = runQueueMeter(process.pid);
   let pauses = 0;
   let pausedMs = 0;
   let longestMs = 0;
@@ -29,6 +31,6 @@ export function watchClient(): () => string {
     gc.disconnect();
     // The histogram's values are the timer's lateness past its 1 ms resolution, in ns.
     const ms = (ns: number) => Math.max(0, ns / 1e6 - 1).toFixed(1);
-    return `the client (this benchmark's process) held its event loop up to ${ms(delay.max)} ms (p99 ${ms(delay.percentile(99))} ms), GC ${pauses} pause${pauses === 1 ? "" : "s"} (${pausedMs.toFixed(0)} ms, the longest ${longestMs.toFixed(1)} ms)`;
+    return `the client (this benchmark's process) held its event loop up to ${ms(delay.max)} ms (p99 ${ms(delay.percentile(99))} ms)${runQueueClause(waits)}, GC ${pauses} pause${pauses === 1 ? "" : "s"} (${pausedMs.toFixed(0)} ms, the longest ${longestMs.toFixed(1)} ms)`;
   };
 }

@@ -104,3 +104,35 @@ export function machineMeter() {
   const [busy0, t0] = [machineBusySeconds(), performance.now()];
   return { cores: () => (machineBusySeconds() - busy0) / ((performance.now() - t0) / 1000) };
 }
+
+/**
+ * A thread's time on a core and its time runnable but waiting for one (the scheduler's run
+ * queue: /proc/<pid>/task/<tid>/schedstat, ns), since the start; the event loop's thread by
+ * default. A loop "held" for 20 ms on a 2-core machine may have been another process's turn:
+ * this tells that share apart from the loop's own work. Undefined where the kernel keeps no
+ * schedstat.
+ */
+export function runQueueMeter(pid: number, tid = pid) {
+  const file = `/proc/${pid}/task/${tid}/schedstat`;
+  const read = () => {
+    const [ran = 0, waited = 0] = readFileSync(file, "utf8").split(" ").map(Number);
+    return { ran, waited };
+  };
+  let start: { ran: number; waited: number };
+  try {
+    start = read();
+  } catch {
+    return undefined;
+  }
+  return () => {
+    const now = read();
+    return { ranS: (now.ran - start.ran) / 1e9, waitedS: (now.waited - start.waited) / 1e9 };
+  };
+}
+
+/** "waited 1.21 s for a core (it ran 3.40 s)": a run-queue meter's reading, as a clause. */
+export function runQueueClause(meter: ReturnType<typeof runQueueMeter>): string {
+  if (meter === undefined) return "";
+  const { ranS, waitedS } = meter();
+  return ` and waited ${waitedS.toFixed(2)} s in all for a core (it ran ${ranS.toFixed(2)} s)`;
+}

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { writeBodies } from "./bodies.ts";
 import { record, secs, work } from "./context.ts";
-import { auth, url } from "./infrastructure.ts";
+import { auth, benchServer, url } from "./infrastructure.ts";
 import { watchStalls } from "./loop-stalls.ts";
 import { type Summary, summarize } from "./stats.ts";
 import { judgeP99 } from "./targets.ts";
@@ -157,7 +157,7 @@ export async function h2loadPacedRow(name: string, protocol: "grpc" | "rest"): P
     record(scenario, h2loadMissing, null);
     return;
   }
-  const stalls = await watchStalls(url, protocol);
+  const stalls = await watchStalls(benchServer, protocol);
   const s = await h2loadPaced({ url, authorization: auth.authorization }, protocol, 500, secs(10));
   const late =
     s.late > 0

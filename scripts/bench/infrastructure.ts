@@ -154,6 +154,8 @@ const child = first.proc;
 /** The first server process's pid (for its CPU time). */
 export const serverPid = child.pid as number;
 export const { url, apiKey } = first;
+/** The first server process: its address and pid (loop-stalls.ts reads both). */
+export const benchServer = { url, pid: serverPid };
 const peers: ChildProcess[] = [];
 
 /** Another server process on the same database: its address. Stopped by `cleanup`. */

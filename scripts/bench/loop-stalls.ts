@@ -12,6 +12,7 @@
  */
 import { watchClient } from "./client-stalls.ts";
 import { sampleOf } from "./context.ts";
+import { runQueueClause, runQueueMeter } from "./cpu-time.ts";
 
 /** prom-client's event loop monitor samples with a 10 ms timer: its lag includes those 10 ms. */
 const resolution = 0.01;
@@ -53,16 +54,20 @@ function gc(text: string) {
 }
 
 /**
- * Starts watching the server at `url` while it is sent publishes over `protocol` (its metrics'
- * label: rest, grpc, connect); the scrape resets the loop's histogram. With `clientHere`, the
- * client is a Node one in this benchmark's process, and its own stalls are watched too
- * (client-stalls.ts). The function it answers reads what happened since, as one line.
+ * Starts watching the server at `url` (process `pid`) while it is sent publishes over `protocol`
+ * (its metrics' label: rest, grpc, connect); the scrape resets the loop's histogram. With
+ * `clientHere`, the client is a Node one in this benchmark's process, and its own stalls are
+ * watched too (client-stalls.ts). The function it answers reads what happened since, as one
+ * line; how long the server's event loop thread waited for a core (cpu-time.ts) says how much
+ * of its held loop was the machine running something else.
  */
 export async function watchStalls(
-  url: string,
+  server: { url: string; pid: number },
   protocol: string,
   clientHere = false,
 ): Promise<() => Promise<string>> {
+  const { url } = server;
+  const waits = runQueueMeter(server.pid);
   const first = await scrape(url);
   const before = gc(first);
   const sent = publishes(first, protocol);
@@ -84,7 +89,7 @@ export async function watchStalls(
         return n > 0 ? `${n} ${g.kind} (${((g.sum - b.sum) * 1000).toFixed(0)} ms)` : "";
       })
       .filter(Boolean);
-    const inServer = `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms); GC ${pauses.join(", ") || "none"}`;
+    const inServer = `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms)${runQueueClause(waits)}; GC ${pauses.join(", ") || "none"}`;
     return inClient === undefined ? inServer : `${inServer}; ${inClient}`;
   };
 }

@@ -3,7 +3,7 @@ import autocannon from "autocannon";
 import { type LoadTestResult, loadTest } from "loadtest";
 import { benchNotification, log, record, secs } from "../context.ts";
 import { h2loadPacedRow } from "../h2load.ts";
-import { auth, url } from "../infrastructure.ts";
+import { auth, benchServer, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
 import { judgeP99 } from "../targets.ts";
 
@@ -27,7 +27,7 @@ export async function restPublish(): Promise<number> {
   // top of every second, so "500/s" arrives as bursts of 500 at full speed, and it pads the
   // histogram with synthetic samples for each slow answer.
   for (const rate of [200, 500, 1000]) {
-    const stalls = await watchStalls(url, "rest", true);
+    const stalls = await watchStalls(benchServer, "rest", true);
     const r = await new Promise<LoadTestResult>((done, fail) =>
       loadTest(
         {

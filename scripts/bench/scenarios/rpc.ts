@@ -6,7 +6,7 @@ import { NotifyRequestSchema, NotifyService } from "../../../gen/herald/v1/notif
 import { createSdkGrpcTransport } from "../../../src/sdk/grpc-transport.ts";
 import { benchNotification, fmt, log, record, secs } from "../context.ts";
 import { h2loadMax, h2loadPacedRow } from "../h2load.ts";
-import { auth, url } from "../infrastructure.ts";
+import { auth, benchServer, url } from "../infrastructure.ts";
 import { watchStalls } from "../loop-stalls.ts";
 import { rawGrpcCaller } from "../raw-grpc.ts";
 import { drive } from "../stats.ts";
@@ -42,7 +42,7 @@ export async function rpcPublish(): Promise<void> {
     ["gRPC (bare HTTP/2 client)", () => raw.call(message), "grpc", "bare HTTP/2 client"],
   ] as const) {
     await drive(call, { seconds: secs(2), concurrency: 10 });
-    const stalls = await watchStalls(url, protocol, true);
+    const stalls = await watchStalls(benchServer, protocol, true);
     const fixed = await drive(call, { seconds: secs(10), concurrency: 50, rate: 500 });
     const where = await stalls();
     record(`${name} publish at 500/s offered`, `${fmt(fixed)}; ${where}`, fixed);
