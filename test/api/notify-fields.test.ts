@@ -321,6 +321,20 @@ describe("methods and paths", () => {
     expect(rpc.status).toBe(405);
     expect(rpc.headers.get("allow")).toBe("POST");
     await rpc.arrayBuffer();
+    // Connect's GET is for methods without side effects alone: never a publish.
+    const publishByGet = await fetch(
+      `${server.url}/herald.v1.NotifyService/Notify?connect=v1&encoding=json&message=%7B%7D`,
+      { headers: auth },
+    );
+    expect(publishByGet.status).toBe(405);
+    expect(publishByGet.headers.get("allow")).toBe("POST");
+    await publishByGet.arrayBuffer();
+    const read = await fetch(`${server.url}/herald.v1.NotifyService/ListNotifications`, {
+      method: "PUT",
+    });
+    expect(read.status).toBe(405);
+    expect(read.headers.get("allow")).toBe("POST, GET");
+    await read.arrayBuffer();
 
     const unknown = await fetch(`${server.url}/v1/nothing-here`, { headers: auth });
     expect(unknown.status).toBe(404);

@@ -27,6 +27,11 @@ const transports: Record<string, (baseUrl: string) => Transport> = {
   "connect (binary, HTTP/2)": (baseUrl) =>
     createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true }),
   "grpc-web": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
+  // Reads (no side effects) as Connect GETs, over both HTTP versions.
+  "connect (GET for reads, HTTP/1.1)": (baseUrl) =>
+    createConnectTransport({ baseUrl, httpVersion: "1.1", useHttpGet: true }),
+  "connect (GET for reads, HTTP/2)": (baseUrl) =>
+    createConnectTransport({ baseUrl, httpVersion: "2", useHttpGet: true }),
 };
 
 describe.each(Object.entries(transports))("over %s", (name, make) => {

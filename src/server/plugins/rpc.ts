@@ -85,7 +85,15 @@ export async function registerConnect(
     rpc.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
     for (const handler of router.handlers) {
       const answer = handler.method.methodKind === "unary" ? serveWhole : serve;
-      rpc.post(handler.requestPath, (req, reply) => answer(handler, req, reply, opts));
+      // POST, and GET for a method without side effects (Connect's GET, as over HTTP/2).
+      for (const method of handler.allowedMethods) {
+        rpc.route({
+          method,
+          url: handler.requestPath,
+          exposeHeadRoute: false,
+          handler: (req, reply) => answer(handler, req, reply, opts),
+        });
+      }
     }
   });
 
