@@ -1,6 +1,7 @@
 /**
  * gRPC (h2c) and REST (HTTP/1.1) at full speed, both driven by h2load (nghttp2), a C load
- * generator, so that neither protocol's number carries a Node client's cost.
+ * generator, so that neither protocol's number carries a Node client's cost; and Connect's
+ * binary unary calls over HTTP/1.1 (the SDK's default) the same way, for scenario 7.
  */
 import { execFile, spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
@@ -28,16 +29,19 @@ export interface H2loadResult {
   meanLatency: string | undefined;
 }
 
+/** The protocols h2load publishes over. */
+export type Protocol = "grpc" | "rest" | "connect";
+
 /** The request bodies, written once into the benchmark's directory. */
-let written: { grpc: string; rest: string } | undefined;
+let written: Record<Protocol, string> | undefined;
 const bodies = () => {
   written ??= writeBodies(work);
   return written;
 };
 
-/** Connections per protocol: gRPC 10 (× 10 streams each), REST over HTTP/1.1 50. */
-const connections = { grpc: 10, rest: 50 } as const;
-const streams = { grpc: 10, rest: 1 } as const;
+/** Connections per protocol: gRPC 10 (× 10 streams each), REST and Connect over HTTP/1.1 50. */
+const connections = { grpc: 10, rest: 50, connect: 50 } as const;
+const streams = { grpc: 10, rest: 1, connect: 1 } as const;
 
 /** Each protocol's path, headers and h2load flags. */
 const wire = {
@@ -47,10 +51,15 @@ const wire = {
     flags: [],
   },
   rest: { path: "/v1/notify", headers: ["content-type: application/json"], flags: ["--h1"] },
+  connect: {
+    path: "/herald.v1.NotifyService/Notify",
+    headers: ["content-type: application/proto"],
+    flags: ["--h1"],
+  },
 } as const;
 
 /** h2load's arguments for publishing over `protocol`, less how long or how many. */
-function publishArgs(target: Target, protocol: "grpc" | "rest"): string[] {
+function publishArgs(target: Target, protocol: Protocol): string[] {
   const w = wire[protocol];
   return [
     ...[`authorization: ${target.authorization}`, ...w.headers].flatMap((h) => ["-H", h]),
@@ -66,7 +75,7 @@ function publishArgs(target: Target, protocol: "grpc" | "rest"): string[] {
  */
 export async function h2load(
   target: Target,
-  protocol: "grpc" | "rest",
+  protocol: Protocol,
   seconds: number,
 ): Promise<H2loadResult> {
   const { stdout: out } = await promisify(execFile)(
