@@ -3,7 +3,8 @@
 # machine's own, trust auth), the yardstick (pgbench: transactions of two notification-shaped
 # inserts, 32 clients), then `npm start` of this tree with one serving process, driven 10 s at
 # maximum by h2load over REST (HTTP/1.1) and gRPC (h2c); prints each protocol's committed rate,
-# its ratio to the yardstick, and the serving process's CPU per committed publish.
+# its ratio to the yardstick, and the serving process's CPU per committed publish. PROTOS adds
+# Connect's binary protocol over HTTP/1.1, the SDK's default: PROTOS="rest grpc connect".
 #
 #   scripts/bench/held-out.sh [postgres://postgres@127.0.0.1:5432] [seconds]
 set -euo pipefail
@@ -30,7 +31,7 @@ if curl -sf "localhost:$port/readyz" >/dev/null; then
   echo "port $port is taken (a server left running?)" >&2
   exit 1
 fi
-for proto in rest grpc; do
+for proto in ${PROTOS:-rest grpc}; do
   db=herald_held_out_$proto
   sql "$server/postgres" -qc "drop database if exists $db" -c "create database $db" >/dev/null
   DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 HERALD_DATA_DIR="$work/data-$proto" \
@@ -45,6 +46,9 @@ for proto in rest grpc; do
   serving=$(pgrep -P "$sup" | head -1)
   if [ "$proto" = rest ]; then
     args=(--h1 -c 50 -m 1 -d "$work/notify.json" -H "content-type: application/json" "http://127.0.0.1:$port/v1/notify")
+  elif [ "$proto" = connect ]; then
+    args=(--h1 -c 50 -m 1 -d "$work/notify.bin" -H "content-type: application/proto"
+      "http://127.0.0.1:$port/herald.v1.NotifyService/Notify")
   else
     args=(-c 10 -m 10 -d "$work/notify.grpc" -H "content-type: application/grpc" -H "te: trailers"
       "http://127.0.0.1:$port/herald.v1.NotifyService/Notify")
