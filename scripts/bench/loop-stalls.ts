@@ -10,9 +10,10 @@
  * over 25 ms went to what is outside the calls: parsing and writing HTTP, the sockets, the
  * machine, the load generator (for a Node client in this process, its own line says how much).
  */
+import { availableParallelism } from "node:os";
 import { watchClient } from "./client-stalls.ts";
 import { sampleOf } from "./context.ts";
-import { runQueueClause, runQueueMeter } from "./cpu-time.ts";
+import { machineMeter, runQueueClause, runQueueMeter } from "./cpu-time.ts";
 
 /** prom-client's event loop monitor samples with a 10 ms timer: its lag includes those 10 ms. */
 const resolution = 0.01;
@@ -59,15 +60,17 @@ function gc(text: string) {
  * `clientHere`, the client is a Node one in this benchmark's process, and its own stalls are
  * watched too (client-stalls.ts). The function it answers reads what happened since, as one
  * line; how long the server's event loop thread waited for a core (cpu-time.ts) says how much
- * of its held loop was the machine running something else.
+ * of its held loop was the machine running something else, and the machine's busy cores
+ * meanwhile whether that was its other work or cores it did not get (a virtual machine's host).
  */
 export async function watchStalls(
-  server: { url: string; pid: number },
+  target: { url: string; pid: number },
   protocol: string,
   clientHere = false,
 ): Promise<() => Promise<string>> {
-  const { url } = server;
-  const waits = runQueueMeter(server.pid);
+  const { url } = target;
+  const waits = runQueueMeter(target.pid);
+  const machine = machineMeter();
   const first = await scrape(url);
   const before = gc(first);
   const sent = publishes(first, protocol);
@@ -89,7 +92,7 @@ export async function watchStalls(
         return n > 0 ? `${n} ${g.kind} (${((g.sum - b.sum) * 1000).toFixed(0)} ms)` : "";
       })
       .filter(Boolean);
-    const inServer = `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms)${runQueueClause(waits)}; GC ${pauses.join(", ") || "none"}`;
+    const inServer = `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms)${runQueueClause(waits)}; GC ${pauses.join(", ") || "none"}; the machine ${machine.cores().toFixed(2)} of ${availableParallelism()} cores busy`;
     return inClient === undefined ? inServer : `${inServer}; ${inClient}`;
   };
 }
