@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 server=${1:-postgres://postgres@127.0.0.1:5432}
-rates=${2:-100 200 500 1000}
+rates=${2-100 200 500 1000}
 proto=${PROTO:-rest}
 work=$(mktemp -d)
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work"
