@@ -20,7 +20,8 @@ const collect = runInNewContext("gc") as (options: { type: "major"; execution: "
  * Starts watching this process; the function it answers stops and reads it, as one clause.
  * This process first collects what earlier rows left: a client at its maximum (Connect-node's
  * gRPC transport promotes about 13 KB a call) fills the old generation, and the full
- * collection that follows then paused whichever row ran next, a client that is no real one's.
+ * collection of it then paused whichever row ran next. A real client's process would not
+ * carry another client's garbage.
  */
 export function watchClient(): () => string {
   collect({ type: "major", execution: "sync" });
