@@ -130,9 +130,13 @@ export function runQueueMeter(pid: number, tid = pid) {
   };
 }
 
-/** "waited 1.21 s for a core (it ran 3.40 s)": a run-queue meter's reading, as a clause. */
-export function runQueueClause(meter: ReturnType<typeof runQueueMeter>): string {
+/**
+ * "waited 1.21 s for a core (it ran 3.40 s, 680 µs a publish)": a run-queue meter's reading, as
+ * a clause; the time on a core per publish when `publishes` says how many it served meanwhile.
+ */
+export function runQueueClause(meter: ReturnType<typeof runQueueMeter>, publishes = 0): string {
   if (meter === undefined) return "";
   const { ranS, waitedS } = meter();
-  return ` and waited ${waitedS.toFixed(2)} s in all for a core (it ran ${ranS.toFixed(2)} s)`;
+  const each = publishes > 0 ? `, ${Math.round((ranS * 1e6) / publishes)} µs a publish` : "";
+  return ` and waited ${waitedS.toFixed(2)} s in all for a core (it ran ${ranS.toFixed(2)} s${each})`;
 }

@@ -92,7 +92,7 @@ export async function watchStalls(
         return n > 0 ? `${n} ${g.kind} (${((g.sum - b.sum) * 1000).toFixed(0)} ms)` : "";
       })
       .filter(Boolean);
-    const inServer = `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms)${runQueueClause(waits)}; GC ${pauses.join(", ") || "none"}; the machine ${machine.cores().toFixed(2)} of ${availableParallelism()} cores busy`;
+    const inServer = `${server}; its event loop held up to ${lag("max").toFixed(0)} ms (p99 ${lag("p99").toFixed(1)} ms)${runQueueClause(waits, all)}; GC ${pauses.join(", ") || "none"}; the machine ${machine.cores().toFixed(2)} of ${availableParallelism()} cores busy`;
     return inClient === undefined ? inServer : `${inServer}; ${inClient}`;
   };
 }
