@@ -8,13 +8,10 @@
  * h2load, a separate C process, has none of these.
  */
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { fullCollection } from "../../src/observability/heap.ts";
 import { runQueueClause, runQueueMeter } from "./cpu-time.ts";
 
-setFlagsFromString("--expose-gc");
-/** A full collection now (exposed to a new context only, as src/observability/heap.ts does). */
-const collect = runInNewContext("gc") as (options: { type: "major"; execution: "sync" }) => void;
+const collect = fullCollection();
 
 /**
  * Starts watching this process; the function it answers stops and reads it, as one clause.

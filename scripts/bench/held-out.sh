@@ -9,6 +9,7 @@
 #   scripts/bench/held-out.sh [postgres://postgres@127.0.0.1:5432] [seconds]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/bench/herald-under-load.sh
 server=${1:-postgres://postgres@127.0.0.1:5432}
 secs=${2:-10}
 work=$(mktemp -d)
@@ -33,26 +34,8 @@ if curl -sf "localhost:$port/readyz" >/dev/null; then
 fi
 for proto in ${PROTOS:-rest grpc}; do
   db=herald_held_out_$proto
-  sql "$server/postgres" -qc "drop database if exists $db" -c "create database $db" >/dev/null
-  DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 HERALD_DATA_DIR="$work/data-$proto" \
-    HERALD_PORT=$port HERALD_PROCESSES=1 HERALD_LOG_FORMAT=json \
-    HERALD_RATE_LIMIT_BURST=1000000 HERALD_RATE_LIMIT_PER_SECOND=1000000 \
-    HERALD_ACCOUNT_RATE_BURST=1000000 HERALD_ACCOUNT_RATE_PER_SECOND=1000000 \
-    HERALD_MONTHLY_QUOTA=1000000000 HERALD_DB_POOL_SIZE=20 \
-    node scripts/run.mjs main >"$work/$proto.log" 2>&1 &
-  sup=$!
-  for _ in $(seq 1 150); do curl -sf "localhost:$port/readyz" >/dev/null && break; sleep 0.2; done
-  key=$(grep -o 'hk_[A-Za-z0-9_]*' "$work/$proto.log" | head -1)
-  serving=$(pgrep -P "$sup" | head -1)
-  if [ "$proto" = rest ]; then
-    args=(--h1 -c 50 -m 1 -d "$work/notify.json" -H "content-type: application/json" "http://127.0.0.1:$port/v1/notify")
-  elif [ "$proto" = connect ]; then
-    args=(--h1 -c 50 -m 1 -d "$work/notify.bin" -H "content-type: application/proto"
-      "http://127.0.0.1:$port/herald.v1.NotifyService/Notify")
-  else
-    args=(-c 10 -m 10 -d "$work/notify.grpc" -H "content-type: application/grpc" -H "te: trailers"
-      "http://127.0.0.1:$port/herald.v1.NotifyService/Notify")
-  fi
+  start_herald "$server" "$db" "$work/data-$proto" "$port" "$work/$proto.log" 20
+  publish_args "$proto" "$work" "$port"
   h2load -D 3 -H "authorization: Bearer $key" "${args[@]}" >/dev/null 2>&1
   count() { sql "$server/$db" -Atc "select count(*) from notification"; }
   ticks() { awk '{print $14 + $15}' "/proc/$serving/stat"; }

@@ -9,6 +9,7 @@
 #   scripts/bench/low-rate.sh [postgres://postgres@127.0.0.1:5432] ["100 200 500 1000"]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/bench/herald-under-load.sh
 server=${1:-postgres://postgres@127.0.0.1:5432}
 rates=${2-100 200 500 1000}
 proto=${PROTO:-rest}
@@ -16,28 +17,9 @@ work=$(mktemp -d)
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work"
 port=18667
 db=herald_low_rate
-PGOPTIONS="-c client_min_messages=warning" psql "$server/postgres" -qc "drop database if exists $db" \
-  -c "create database $db" >/dev/null
-DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 HERALD_DATA_DIR="$work/data" \
-  HERALD_PORT=$port HERALD_PROCESSES=1 HERALD_LOG_FORMAT=json \
-  HERALD_RATE_LIMIT_BURST=1000000 HERALD_RATE_LIMIT_PER_SECOND=1000000 \
-  HERALD_ACCOUNT_RATE_BURST=1000000 HERALD_ACCOUNT_RATE_PER_SECOND=1000000 \
-  HERALD_MONTHLY_QUOTA=1000000000 \
-  node scripts/run.mjs main >"$work/log" 2>&1 &
-sup=$!
-trap 'kill -TERM "$sup" 2>/dev/null; wait "$sup" || true; rm -rf "$work"' EXIT
-for _ in $(seq 1 150); do curl -sf "localhost:$port/readyz" >/dev/null && break; sleep 0.2; done
-key=$(grep -o 'hk_[A-Za-z0-9_]*' "$work/log" | head -1)
-serving=$(pgrep -P "$sup" | head -1)
-if [ "$proto" = rest ]; then
-  conns=50
-  args=(--h1 -c $conns -m 1 -d "$work/notify.json" -H "content-type: application/json"
-    "http://127.0.0.1:$port/v1/notify")
-else
-  conns=10
-  args=(-c $conns -m 10 -d "$work/notify.grpc" -H "content-type: application/grpc" -H "te: trailers"
-    "http://127.0.0.1:$port/herald.v1.NotifyService/Notify")
-fi
+trap '[ -n "${sup:-}" ] && { kill -TERM "$sup" 2>/dev/null; wait "$sup" || true; }; rm -rf "$work"' EXIT
+start_herald "$server" "$db" "$work/data" "$port" "$work/log"
+publish_args "$proto" "$work" "$port"
 h2load -D 3 -H "authorization: Bearer $key" "${args[@]}" >/dev/null 2>&1 # warm-up at maximum
 sched() { cut -d' ' -f1-3 "/proc/$serving/task/$serving/schedstat"; }
 report() { # label, publishes, before, after (each "ran waited slices", ns)
