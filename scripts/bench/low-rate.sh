@@ -4,7 +4,8 @@
 # fixed rates (evenly spread, as the benchmark's paced rows), over REST (or gRPC: PROTO=grpc).
 # For each rate, the serving process's event loop thread: its time on a core and its time
 # runnable but waiting for one (/proc/<pid>/task/<tid>/schedstat), the times it was scheduled,
-# and its time on a core per publish; first the same with nothing offered.
+# and its time on a core per publish; first the same with nothing offered, and how many
+# transactions the idle process meanwhile asked of PostgreSQL.
 #
 #   scripts/bench/low-rate.sh [postgres://postgres@127.0.0.1:5432] ["100 200 500 1000"]
 set -euo pipefail
@@ -28,8 +29,15 @@ report() { # label, publishes, before, after (each "ran waited slices", ns)
       l, (y[1] - x[1]) / 1e6, (y[2] - x[2]) / 1e6, y[3] - x[3];
     if (n > 0) printf "; %d us on a core a publish", (y[1] - x[1]) / 1e3 / n; print "" }'
 }
-sleep 2
-b=$(sched); sleep 10; report "nothing offered, 10 s" 0 "$b" "$(sched)"
+# Transactions PostgreSQL counted in the database (each statement outside one is one). A backend
+# gone idle reports its counts up to 10 s late, so the idle reading starts 11 s after the
+# warm-up's last publish.
+xacts() {
+  psql "$server/$db" -Atc "select xact_commit + xact_rollback from pg_stat_database where datname = '$db'"
+}
+sleep 11
+b=$(sched); t=$(xacts); sleep 10; report "nothing offered, 10 s" 0 "$b" "$(sched)"
+echo "  PostgreSQL meanwhile: $(($(xacts) - t - 1)) transactions in the database"
 for rate in $rates; do
   b=$(sched)
   h2load -n $((rate * 10)) --rps "$(awk -v r="$rate" -v c=$conns 'BEGIN { print r / c }')" -r 1 \

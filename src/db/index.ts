@@ -67,6 +67,7 @@ export type Repositories = ReturnType<typeof createRepositories>;
 // The front door: what the rest of the server uses of the persistence wing.
 export { type DumpManifest, dumpTables, hasAccounts, loadTables } from "./backup.ts";
 export type { DueDelivery } from "./deliveries/claim-due.ts";
+export type { DueWork } from "./deliveries/due-probe.ts";
 export { createDeliveryQueue, type DeliveryQueue } from "./deliveries/queue.ts";
 export type { Outcome } from "./deliveries/settle.ts";
 export type { QueueStats } from "./deliveries/stats.ts";

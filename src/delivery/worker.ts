@@ -15,12 +15,10 @@ import type { WorkerClock } from "../config.ts";
 import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
-import { backoffMs, deadline } from "../domain/retry.ts";
-import { openToken } from "./clears.ts";
+import { deliver } from "./deliver.ts";
 import { JobClock } from "./jobs/clock.ts";
 import { OutcomeWriter } from "./outcome-writer.ts";
-import { pushMessageOf } from "./push-message.ts";
-import { type Sender, sendWithin } from "./senders/sender.ts";
+import type { Sender } from "./senders/sender.ts";
 import { warnIfSlow } from "./slow-round.ts";
 import { StatisticsRefresh } from "./statistics-refresh.ts";
 
@@ -61,6 +59,8 @@ export class DeliveryWorker {
   #stopped = false;
   #wake: (() => void) | undefined;
   #woken = false;
+  /** The loop's idle poll ran out (nothing woke it): the round asks the probe first. */
+  #idleRound = false;
   readonly #clock: JobClock;
   #lastClaim = 0;
   #lastClaimEmpty = false;
@@ -137,7 +137,10 @@ export class DeliveryWorker {
         continue;
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#o.clock.idlePoll);
+        const timer = setTimeout(() => {
+          this.#idleRound = true;
+          resolve();
+        }, this.#o.clock.idlePoll);
         this.#wake = () => {
           clearTimeout(timer);
           resolve();
@@ -151,25 +154,37 @@ export class DeliveryWorker {
   /** One round of work; true when there may be more right away. */
   async #tick(): Promise<boolean> {
     const t0 = performance.now();
+    // A round after an idle poll ran out, or whose probed jobs are due, first asks which
+    // statements have work (db/deliveries/due-probe.ts), and runs only those.
+    const idle = this.#idleRound;
+    this.#idleRound = false;
+    const work =
+      idle || this.#clock.probedDue(Date.now()) ? await this.#o.queue.probeDue() : undefined;
     // The periodic jobs first: what they release is fanned out in this same round.
-    await this.#clock.runDue();
+    await this.#clock.runDue(Date.now(), work);
     const tJobs = performance.now();
     const { batch, fanOutChunk } = this.#o;
-    const { ids: fanned, pushes, more } = await this.#o.queue.fanOut(batch, fanOutChunk);
+    // Released and escalated notifications are queued for this fan-out.
+    const queued = !work || work.queued || work.scheduled || work.escalations;
+    const {
+      ids: fanned,
+      pushes,
+      more,
+    } = queued
+      ? await this.#o.queue.fanOut(batch, fanOutChunk)
+      : { ids: [], pushes: 0, more: false };
     this.#statistics.fannedOut(pushes);
     const t1 = performance.now();
-    // Pushes come due from a fan-out just done, or from retries (of any process), looked for at
-    // most every `claimRetries` ms. A full set of sends in flight claims nothing; the first one
-    // to finish wakes the loop.
+    // Pushes come due from a fan-out just done, or from retries and repeats (of any process),
+    // looked for at most every `claimRetries` ms. A full set of sends in flight claims nothing;
+    // the first one to finish wakes the loop.
     const now = Date.now();
     const room = Math.min(batch, this.#o.maxInFlight - this.#inFlight.size - this.#unstarted);
+    const retries =
+      now - this.#lastClaim >= this.#o.clock.claimRetries && (!work || work.pushes || work.repeats);
     const claim =
       room > 0 &&
-      (pushes > 0 ||
-        this.#pushesDue ||
-        this.#roomFreed ||
-        !this.#lastClaimEmpty ||
-        now - this.#lastClaim >= this.#o.clock.claimRetries);
+      (pushes > 0 || this.#pushesDue || this.#roomFreed || !this.#lastClaimEmpty || retries);
     if (claim) [this.#roomFreed, this.#pushesDue] = [false, false];
     const share = { perAccount: this.#o.perAccount, busy: this.#busy };
     const due = claim ? await this.#o.queue.claimDue(room, share) : [];
@@ -210,7 +225,9 @@ export class DeliveryWorker {
     for (let i = 0; i < due.length; i++) {
       const d = due[i] as DueDelivery;
       this.#unstarted -= 1;
-      this.#track(d.account_id, (release) => this.#deliver(d, release));
+      this.#track(d.account_id, (release) =>
+        deliver(d, release, (outcome) => this.#settle(d, outcome), this.#o),
+      );
       if (i % 25 === 24) await new Promise((r) => setImmediate(r));
     }
   }
@@ -244,55 +261,5 @@ export class DeliveryWorker {
         if (this.#inFlight.size === this.#o.maxInFlight - 1) this.wake();
       });
     this.#inFlight.add(p);
-  }
-
-  async #deliver(d: DueDelivery, release: () => void): Promise<void> {
-    const { devices, tokenKeys, senders } = this.#o;
-    const until = deadline(d.created_at, d.expires_at);
-    const settle = (outcome: Outcome) => this.#settle(d, outcome);
-    const giveUp = (why: string) =>
-      d.expires_at
-        ? settle({ state: "expired", error: `ttl passed: ${why}` })
-        : settle({ state: "failed", error: `gave up after 24 hours: ${why}` });
-    if (Date.now() >= until.getTime()) return giveUp("not sent in time");
-    const sender = senders.get(d.platform);
-    let token: string | undefined;
-    try {
-      token = openToken(tokenKeys, d);
-    } catch (err) {
-      // Its key left the ring before reencrypt-tokens ran: never sendable; say why, go on.
-      return settle({
-        state: "failed",
-        error: `push token cannot be opened: ${(err as Error).message}`,
-      });
-    }
-    if (!sender || !token) {
-      return settle({ state: "failed", error: `no push channel for ${d.platform}` });
-    }
-    const message = pushMessageOf(d, until);
-    const started = performance.now();
-    const result = await sendWithin(sender, message, token, this.#o.sendTimeoutMs, this.#o.log);
-    this.#o.onSent(d.platform, (performance.now() - started) / 1000);
-    release();
-    switch (result.kind) {
-      case "ok":
-        return settle({ state: "sent" });
-      case "dead_token":
-        await devices.disable(d.device_id, result.reason);
-        return settle({ state: "failed", error: result.reason });
-      case "permanent":
-        return settle({ state: "failed", error: result.reason });
-      case "misconfigured":
-        this.#o.log.error(
-          { platform: d.platform, reason: result.reason, notification_id: d.notification_id },
-          "the push provider refused Herald's configuration: this send failed, the device is kept",
-        );
-        return settle({ state: "failed", error: result.reason });
-      case "retry": {
-        const next = new Date(Date.now() + backoffMs(d.attempts, result.retryAfterMs));
-        if (next >= until) return giveUp(result.reason);
-        return settle({ state: "pending", error: result.reason, nextAttemptAt: next });
-      }
-    }
   }
 }

@@ -45,6 +45,10 @@ export interface ClaimShare {
   busy: ReadonlyMap<string, number>;
 }
 
+/** Of delivery `d`: a push whose attempt is due and that no live lease holds (the claim's, and the probe's). */
+export const pushDueOf = (d: string) => `${d}.state = 'pending' and ${d}.platform <> 'stream'
+     and ${d}.next_attempt_at <= now() and (${d}.locked_until is null or ${d}.locked_until < now())`;
+
 /**
  * The claim, one statement: $1 the accounts at their share (not even looked at: their due rows
  * would fill the window), $2 the window, $3 the most one claim gives an account, $4 the share,
@@ -59,8 +63,7 @@ export const claimStatement = `with due as (
   select d.notification_id, d.device_id, d.next_attempt_at, d.cancel_requested, dv.account_id
     from delivery d
    cross join lateral (select account_id from device where id = d.device_id offset 0) dv
-   where d.state = 'pending' and d.platform <> 'stream' and d.next_attempt_at <= now()
-     and (d.locked_until is null or d.locked_until < now())
+   where ${pushDueOf("d")}
      and not ($1::jsonb @> to_jsonb(dv.account_id::text))
    order by d.next_attempt_at limit $2 for update of d skip locked
 ), withdrawn as (

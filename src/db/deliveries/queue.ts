@@ -14,6 +14,7 @@ import { respond } from "../notifications/responses.ts";
 import { cancel, releaseDue } from "../notifications/schedule.ts";
 import type { Orm } from "../orm.ts";
 import { type ClaimShare, claimDue } from "./claim-due.ts";
+import { probeDue } from "./due-probe.ts";
 import { expireStreamDeliveries } from "./expire-streams.ts";
 import { markStreamed } from "./mark-streamed.ts";
 import { type DeliveryKey, type Outcome, settle } from "./settle.ts";
@@ -23,6 +24,8 @@ import { deliveredTo, pendingStream, streamBacklog } from "./stream-backlog.ts";
 export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
   const db = () => orm.em.getConnection();
   return {
+    /** Which of the statements below have work (due-probe.ts). */
+    probeDue: () => probeDue(db()),
     fanOut: (limit: number, chunk: number) => fanOut(db(), limit, chunk),
     releaseDue: (limit: number) => releaseDue(db(), limit),
     repeatDue: (limit: number, scale: number) => repeatDue(db(), limit, scale),

@@ -3,7 +3,7 @@
  * leaves its leases to expire and another sends them, with the same event id), within the caps
  * on sends in flight per endpoint and per account, and recording each attempt in one statement.
  */
-import type { Db } from "../orm.ts";
+import { bound, type Db } from "../orm.ts";
 
 export interface DueWebhook {
   event_id: string;
@@ -33,6 +33,10 @@ export interface WebhookCaps {
  * the claim before it), so the caps hold. Each endpoint offers its oldest due deliveries, each
  * account its oldest among those, and the oldest of all go first: a slow receiver of one account
  * holds at most `perAccount` sends, whatever its number of endpoints and events.
+ *
+ * A read asks first whether any enabled endpoint has a delivery due: with none, the claim's
+ * transaction (four statements under a lock every process takes) is not begun. Idle, that was
+ * most of what a serving process asked of PostgreSQL (docs/operations.md, "Database").
  */
 export async function claimDueWebhooks(
   db: Db,
@@ -40,6 +44,8 @@ export async function claimDueWebhooks(
   leaseSeconds: number,
   caps: WebhookCaps,
 ): Promise<DueWebhook[]> {
+  const [probe] = await bound<{ due: boolean }>(db, probeSql, [], "herald_webhook_probe");
+  if (!probe?.due) return [];
   return db.transactional(async (trx) => {
     await db.execute(
       "select pg_advisory_xact_lock(hashtext('herald.webhook-claim'))",
@@ -56,6 +62,14 @@ export async function claimDueWebhooks(
   });
 }
 
+/** Of webhook delivery `d`: its attempt is due and no live lease holds it (the claim's, and the probe's). */
+const webhookDueOf = (d: string) => `${d}.state = 'pending' and ${d}.next_attempt_at <= now()
+           and (${d}.locked_until is null or ${d}.locked_until < now())`;
+
+const probeSql = `select exists (
+  select 1 from webhook_delivery d join webhook_endpoint w on w.id = d.endpoint_id
+   where w.enabled and ${webhookDueOf("d")}) as due`;
+
 const claimSql = `
   with busy as (
     select endpoint_id, count(*)::int as n from webhook_delivery
@@ -71,8 +85,7 @@ const claimSql = `
     select c.event_id, c.endpoint_id, e.account_id, c.next_attempt_at
       from endpoint e cross join lateral (
         select d.event_id, d.endpoint_id, d.next_attempt_at from webhook_delivery d
-         where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= now()
-           and (d.locked_until is null or d.locked_until < now())
+         where d.endpoint_id = e.id and ${webhookDueOf("d")}
          order by d.next_attempt_at limit greatest(0, ?::int - e.busy)
       ) c
   ), ranked as (

@@ -9,6 +9,18 @@ import type { Db } from "../orm.ts";
 import { insertCopyOf } from "./codec.ts";
 import { feedNewsOf } from "./feed-news.ts";
 
+/** Of notification `n`: its repeat is due, and nobody acknowledged it (the repeat's, and the probe's). */
+export const repeatDueOf = (
+  n: string,
+) => `${n}.next_repeat_at <= now() and ${n}.acknowledged_at is null
+          and ${n}.status not in ('scheduled', 'canceled', 'queued')`;
+
+/** Of notification `n`: nobody acknowledged it in time, and it has not escalated (the same). */
+export const escalationDueOf = (
+  n: string,
+) => `${n}.escalate_at <= now() and ${n}.acknowledged_at is null
+          and ${n}.escalated_at is null and ${n}.status not in ('scheduled', 'canceled')`;
+
 /**
  * Sends again the notifications whose repeat is due and that nobody acknowledged: their push
  * deliveries that reached the provider or the device become pending again (same collapse id, so
@@ -18,10 +30,8 @@ import { feedNewsOf } from "./feed-news.ts";
 export async function repeatDue(db: Db, limit: number, scale: number): Promise<string[]> {
   const rows = await db.execute<{ id: string }[]>(
     `with due as (
-       select id from notification
-        where next_repeat_at <= now() and acknowledged_at is null
-          and status not in ('scheduled', 'canceled', 'queued')
-        order by next_repeat_at limit ? for update skip locked
+       select r.id from notification r where ${repeatDueOf("r")}
+        order by r.next_repeat_at limit ? for update skip locked
      ), bumped as (
        update notification n set repeats = n.repeats + 1,
               next_repeat_at = case
@@ -79,10 +89,8 @@ const escalatedCopy = insertCopyOf("e", shownFields, {
 export async function escalateDue(db: Db, limit: number): Promise<number> {
   const rows = await db.execute<{ n: string | number }[]>(
     `with due as (
-       select id, ${uuidv7Sql} as escalation_id from notification
-        where escalate_at <= now() and acknowledged_at is null and escalated_at is null
-          and status not in ('scheduled', 'canceled')
-        order by escalate_at limit ? for update skip locked
+       select e.id, ${uuidv7Sql} as escalation_id from notification e where ${escalationDueOf("e")}
+        order by e.escalate_at limit ? for update skip locked
      ), escalated as (
        update notification n set escalated_at = now(), escalate_at = null,
               escalation_id = due.escalation_id

@@ -38,6 +38,9 @@ export const announcementOf = (cte: string) => `announced as materialized (
         group by s.chunk
      )`;
 
+/** Of notification `n`: waiting for the workers' fan-out (the fan-out's, and the worker's probe). */
+export const queuedOf = (n: string) => `${n}.status = 'queued'`;
+
 /** Above every uuid: "no cursor yet", "no notification cut short". */
 const lastUuid = "'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid";
 
@@ -74,7 +77,7 @@ export async function fanOut(
   >(
     `with claimed as materialized (
        select n.id, n.topic, n.project_id from notification n
-        where n.status = 'queued' order by n.id limit ? for update skip locked
+        where ${queuedOf("n")} order by n.id limit ? for update skip locked
      ), targets as materialized (
        select c.id, c.topic, p.account_id, p.name as project,
               (select x.device_id from delivery x where x.notification_id = c.id

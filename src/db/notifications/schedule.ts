@@ -9,6 +9,9 @@ import type { Db } from "../orm.ts";
 import { clearsOf } from "./acknowledgements.ts";
 import { feedNewsOf } from "./feed-news.ts";
 
+/** Of notification `n`: scheduled, and its time has come (the release's, and the worker's probe). */
+export const scheduledDue = (n: string) => `${n}.status = 'scheduled' and ${n}.deliver_at <= now()`;
+
 /**
  * Releases scheduled notifications whose time has come: they become `queued`, and the same
  * round's fan-out sends them to the devices signed in now. Returns how many were released.
@@ -16,8 +19,8 @@ import { feedNewsOf } from "./feed-news.ts";
 export async function releaseDue(db: Db, limit: number): Promise<number> {
   const rows = await db.execute<{ n: string | number }[]>(
     `with due as (
-       select id from notification where status = 'scheduled' and deliver_at <= now()
-        order by deliver_at limit ? for update skip locked
+       select s.id from notification s where ${scheduledDue("s")}
+        order by s.deliver_at limit ? for update skip locked
      ), released as (
        update notification n set status = 'queued' from due where n.id = due.id returning 1
      )

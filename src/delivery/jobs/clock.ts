@@ -2,10 +2,12 @@
  * The delivery worker's clock: its periodic jobs, each with a name, a file of its own in this
  * folder, and an interval from config.ts (`workerClock`). The worker asks the clock to run what
  * is due at the start of each round; a job that fails is logged with its name and tried again
- * at its next time, and the others run regardless.
+ * at its next time, and the others run regardless. A job the worker's probe answers for
+ * (db/deliveries/due-probe.ts) runs only when the probe says it has work: the jobs due together
+ * cost one read instead of a locking statement each.
  */
 import type { WorkerClock } from "../../config.ts";
-import type { DeliveryQueue } from "../../db/index.ts";
+import type { DeliveryQueue, DueWork } from "../../db/index.ts";
 import type { Log } from "../../domain/log.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
 import type { Sender } from "../senders/sender.ts";
@@ -43,6 +45,14 @@ const jobs = {
 
 export type JobName = keyof typeof jobs;
 
+/** The probe's answer that says whether a job has work; a job without one runs at its time. */
+const workOf: Partial<Record<JobName, keyof DueWork>> = {
+  releaseScheduled: "scheduled",
+  repeatUnacknowledged: "repeats",
+  escalate: "escalations",
+  sendClears: "clears",
+};
+
 export class JobClock {
   readonly #jobs: { name: JobName; everyMs: number; run: () => Promise<void> }[];
   readonly #last = new Map<JobName, number>();
@@ -57,16 +67,30 @@ export class JobClock {
     }));
   }
 
-  /** Runs each job whose interval has passed since its last run. */
-  async runDue(now = Date.now()): Promise<void> {
+  /** Whether a job the probe answers for is due: then the round asks the probe first. */
+  probedDue(now: number): boolean {
+    return this.#jobs.some((job) => workOf[job.name] && this.#isDue(job, now));
+  }
+
+  /**
+   * Runs each job whose interval has passed since its last run, but not one the probe's answer
+   * (`work`, when the round asked it) says has nothing to do.
+   */
+  async runDue(now: number, work?: DueWork): Promise<void> {
     for (const job of this.#jobs) {
-      if (now - (this.#last.get(job.name) ?? 0) < job.everyMs) continue;
+      if (!this.#isDue(job, now)) continue;
       this.#last.set(job.name, now);
+      const answer = workOf[job.name];
+      if (work && answer && !work[answer]) continue;
       try {
         await job.run();
       } catch (err) {
         this.#log.error({ err, job: job.name }, "a periodic delivery job failed");
       }
     }
+  }
+
+  #isDue(job: { name: JobName; everyMs: number }, now: number): boolean {
+    return now - (this.#last.get(job.name) ?? 0) >= job.everyMs;
   }
 }
