@@ -69,6 +69,11 @@ export class DeliveryWorker {
   #roomFreed = false;
   /** Pushes were made outside this worker's fan-out (wake): claim in the next round. */
   #pushesDue = false;
+  /**
+   * A publish of this process may have queued a notification for the fan-out, or the last
+   * fan-out left some: a round without a probe looks. Another process's are seen by the probe.
+   */
+  #mayBeQueued = true;
   readonly #inFlight = new Set<Promise<void>>();
   /** Claimed deliveries whose sends are being started, and how many are left (`#startSends`). */
   #starting: Promise<void> = Promise.resolve();
@@ -105,7 +110,7 @@ export class DeliveryWorker {
    * worker's fan-out (a publish's commit, a test notification); the round claims them.
    */
   wake(pushesDue = false): void {
-    if (pushesDue) this.#pushesDue = true;
+    if (pushesDue) [this.#pushesDue, this.#mayBeQueued] = [true, true];
     this.#woken = true;
     this.#wake?.();
   }
@@ -164,8 +169,11 @@ export class DeliveryWorker {
     await this.#clock.runDue(Date.now(), work);
     const tJobs = performance.now();
     const { batch, fanOutChunk } = this.#o;
-    // Released and escalated notifications are queued for this fan-out.
-    const queued = !work || work.queued || work.scheduled || work.escalations;
+    // Fan out when the probe saw queued work (released and escalated notifications are queued
+    // for this fan-out too); without a probe, when this process's publishes queued some since
+    // the last look, or that look left some.
+    const queued = work ? work.queued || work.scheduled || work.escalations : this.#mayBeQueued;
+    if (queued) this.#mayBeQueued = false;
     const {
       ids: fanned,
       pushes,
@@ -173,6 +181,7 @@ export class DeliveryWorker {
     } = queued
       ? await this.#o.queue.fanOut(batch, fanOutChunk)
       : { ids: [], pushes: 0, more: false };
+    if (more || fanned.length === batch) this.#mayBeQueued = true;
     this.#statistics.fannedOut(pushes);
     const t1 = performance.now();
     // Pushes come due from a fan-out just done, or from retries and repeats (of any process),
