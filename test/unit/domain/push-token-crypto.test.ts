@@ -28,6 +28,43 @@ describe("PushTokenKeyRing", () => {
     box[box.length - 1] = (box[box.length - 1] as number) ^ 1;
     expect(() => r.open({ keyId: sealed.keyId, box }, "device-1")).toThrow();
   });
+  it("keeps what it opened for the same box of the same row only: a changed or moved box is opened afresh", () => {
+    const r = ring([1]);
+    const sealed = r.seal("token", "device-1");
+    expect(r.open(sealed, "device-1")).toBe("token");
+    // A copy of the same bytes (as each claim reads it) is the same box.
+    expect(r.open({ keyId: "k1", box: Buffer.from(sealed.box) }, "device-1")).toBe("token");
+    // Moved to another row, altered, or under another key id: authenticated again, and refused.
+    expect(() => r.open(sealed, "device-2")).toThrow();
+    const altered = Buffer.from(sealed.box);
+    altered[altered.length - 1] = (altered[altered.length - 1] as number) ^ 1;
+    expect(() => r.open({ keyId: "k1", box: altered }, "device-1")).toThrow();
+    expect(() => r.open({ keyId: "k7", box: sealed.box }, "device-1")).toThrow(
+      /not in the key ring/,
+    );
+    // The row's token changed (the device registered again): the new one, not the kept one.
+    const again = r.seal("new-token", "device-1");
+    expect(r.open(again, "device-1")).toBe("new-token");
+    expect(r.open(sealed, "device-1")).toBe("token");
+  });
+  it("keeps at most as many opened tokens as it is told, and none when told 0", () => {
+    const r = new PushTokenKeyRing(
+      [{ id: "k1", key: Buffer.alloc(32, 1) }],
+      Buffer.alloc(32, 9),
+      2,
+    );
+    const rows = ["d1", "d2", "d3"].map((d) => [d, r.seal(`token-${d}`, d)] as const);
+    for (const [d, s] of rows) expect(r.open(s, d)).toBe(`token-${d}`);
+    expect(r.keptOpen).toBe(2);
+    const none = new PushTokenKeyRing(
+      [{ id: "k1", key: Buffer.alloc(32, 1) }],
+      Buffer.alloc(32, 9),
+      0,
+    );
+    const [d, s] = rows[0] as (typeof rows)[number];
+    expect(none.open(s, d)).toBe(`token-${d}`);
+    expect(none.keptOpen).toBe(0);
+  });
   it("finds the same token by a blind index that does not depend on the encryption key", () => {
     expect(
       ring([1])
