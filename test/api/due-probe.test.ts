@@ -36,6 +36,7 @@ const publish = async (body: Record<string, unknown>) => {
   expect(r.status).toBe(202);
   return r.json.id as string;
 };
+/** Time passes: the notification's `column` (a time it waits for) becomes a second ago. */
 const setColumn = (id: string, column: string) =>
   sql(
     server.databaseUrl,
@@ -65,9 +66,7 @@ describe("the worker's probe", () => {
 
     const later = await publish({ title: "later", delay_seconds: 3600 });
     expect(await queue.probeDue()).toEqual(none);
-    await sql(server.databaseUrl, "update notification set deliver_at = now() where id = $1", [
-      later,
-    ]);
+    await setColumn(later, "deliver_at");
     expect(await queue.probeDue()).toEqual({ ...none, scheduled: true });
     expect(await queue.releaseDue(500)).toBe(1);
     expect(await queue.probeDue()).toEqual({ ...none, queued: true });

@@ -10,7 +10,7 @@
  */
 import { escalationDueOf, repeatDueOf } from "../notifications/acknowledgements.ts";
 import { queuedOf } from "../notifications/fan-out.ts";
-import { scheduledDue } from "../notifications/schedule.ts";
+import { scheduledDueOf } from "../notifications/schedule.ts";
 import { bound, type Db } from "../orm.ts";
 import { pushDueOf } from "./claim-due.ts";
 
@@ -31,7 +31,7 @@ export interface DueWork {
 }
 
 const probeStatement = `select
-  exists (select 1 from notification n where ${scheduledDue("n")}) as scheduled,
+  exists (select 1 from notification n where ${scheduledDueOf("n")}) as scheduled,
   exists (select 1 from notification n where ${repeatDueOf("n")}) as repeats,
   exists (select 1 from notification n where ${escalationDueOf("n")}) as escalations,
   exists (select 1 from clear_push) as clears,

@@ -10,7 +10,8 @@ import { clearsOf } from "./acknowledgements.ts";
 import { feedNewsOf } from "./feed-news.ts";
 
 /** Of notification `n`: scheduled, and its time has come (the release's, and the worker's probe). */
-export const scheduledDue = (n: string) => `${n}.status = 'scheduled' and ${n}.deliver_at <= now()`;
+export const scheduledDueOf = (n: string) =>
+  `${n}.status = 'scheduled' and ${n}.deliver_at <= now()`;
 
 /**
  * Releases scheduled notifications whose time has come: they become `queued`, and the same
@@ -19,7 +20,7 @@ export const scheduledDue = (n: string) => `${n}.status = 'scheduled' and ${n}.d
 export async function releaseDue(db: Db, limit: number): Promise<number> {
   const rows = await db.execute<{ n: string | number }[]>(
     `with due as (
-       select s.id from notification s where ${scheduledDue("s")}
+       select s.id from notification s where ${scheduledDueOf("s")}
         order by s.deliver_at limit ? for update skip locked
      ), released as (
        update notification n set status = 'queued' from due where n.id = due.id returning 1
