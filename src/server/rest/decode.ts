@@ -8,6 +8,7 @@ import {
   fromJson,
   type JsonObject,
   type JsonValue,
+  type Message,
   ScalarType,
 } from "@bufbuild/protobuf";
 import { keepsValue, mayLoseDigits } from "../../domain/json-number.ts";
@@ -60,14 +61,16 @@ function expected(field: DescField): string {
  * Decodes what it can of `json` into a message of `schema`, and lists every field it could not
  * take. `strict` (request bodies) refuses numbers sent as strings, which proto JSON tolerates.
  * The fields are decoded together first, and one by one only when that fails, to name each
- * field that does (a publish's body is one protobuf decode here, not one per field).
+ * field that does (a publish's body is one protobuf decode here, not one per field). `message`
+ * is that first decode when it took every candidate: the accepted fields as a message, which the
+ * shim then need not decode again.
  */
 export function decodeLeniently(
   schema: DescMessage,
   json: Record<string, unknown>,
   strict: boolean,
   violations: FieldViolation[],
-): JsonObject {
+): { accepted: JsonObject; message?: Message } {
   const candidates: JsonObject = {};
   // Each member in the body's order: the field it names, or what is wrong with it already.
   const members: ({ field: DescField } | FieldViolation)[] = [];
@@ -90,27 +93,26 @@ export function decodeLeniently(
       members.push({ field });
     }
   }
-  const whole = decodes(schema, candidates);
+  const whole = decoded(schema, candidates);
   const accepted: JsonObject = whole ? candidates : {};
   for (const m of members) {
     if ("message" in m) {
       violations.push(m);
     } else if (!whole) {
       const value = candidates[m.field.jsonName] as JsonValue;
-      if (decodes(schema, { [m.field.jsonName]: value })) accepted[m.field.jsonName] = value;
+      if (decoded(schema, { [m.field.jsonName]: value })) accepted[m.field.jsonName] = value;
       else violations.push({ field: m.field.name, message: expected(m.field) });
     }
   }
-  return accepted;
+  return whole ? { accepted, message: whole } : { accepted };
 }
 
-/** Whether proto JSON's decoding takes `json` as a message of `schema`. */
-function decodes(schema: DescMessage, json: JsonObject): boolean {
+/** The message of `schema` that proto JSON's decoding makes of `json`, if it takes it. */
+function decoded(schema: DescMessage, json: JsonObject): Message | undefined {
   try {
-    fromJson(schema, json);
-    return true;
+    return fromJson(schema, json);
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -109,7 +109,7 @@ function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) 
       json[binding.body] = body;
     }
   }
-  const accepted = decodeLeniently(input, json, true, violations);
+  const fromBody = decodeLeniently(input, json, true, violations);
   // Path variables and query parameters are strings by nature: proto JSON's lenient parsing fits.
   const fromUrl: Record<string, unknown> = Object.create(null);
   const params = req.params as Record<string, string>;
@@ -120,8 +120,13 @@ function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) 
       fromUrl[k] = field?.fieldKind === "list" ? [v].flat() : Array.isArray(v) ? v.at(-1) : v;
     }
   }
-  const all: JsonObject = { ...accepted, ...decodeLeniently(input, fromUrl, false, violations) };
-  return { json: all, violations };
+  // A request whose URL carries no field (a publish) is the body's message as decoded above:
+  // proto JSON is decoded once, not once to check it and again to make the call's input.
+  if (Object.keys(fromUrl).length === 0) {
+    return { json: fromBody.accepted, message: fromBody.message, violations };
+  }
+  const url = decodeLeniently(input, fromUrl, false, violations).accepted;
+  return { json: { ...fromBody.accepted, ...url }, violations };
 }
 
 /** The RPC's request headers: the client's, less those of the REST exchange itself. */
@@ -139,9 +144,9 @@ async function transcode(
   binding: Binding,
   opts: RestShimOptions,
 ): Promise<void> {
-  const { json, violations } = requestJson(req, spec.method.input, binding);
+  const { json, message, violations } = requestJson(req, spec.method.input, binding);
   try {
-    const input = requestMessage(spec, json);
+    const input = message ?? requestMessage(spec, json);
     const { output, header } = await callUnary(spec, input, replySignal(reply), {
       ...opts,
       requestHeader: rpcHeaders(req),

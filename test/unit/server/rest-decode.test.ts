@@ -3,6 +3,7 @@
  * taken whole; one that does not names every field it cannot take, in the body's order, and
  * keeps the others.
  */
+import { fromJson, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { NotifyRequestSchema } from "../../../gen/herald/v1/notify_service_pb.ts";
 import type { FieldViolation } from "../../../src/errors.ts";
@@ -10,7 +11,7 @@ import { decodeLeniently } from "../../../src/server/rest/decode.ts";
 
 const decode = (json: Record<string, unknown>, strict = true) => {
   const violations: FieldViolation[] = [];
-  const accepted = decodeLeniently(NotifyRequestSchema, json, strict, violations);
+  const { accepted } = decodeLeniently(NotifyRequestSchema, json, strict, violations);
   return { accepted, violations };
 };
 
@@ -52,5 +53,27 @@ describe("decoding a REST body field by field", () => {
       accepted: { ttlSeconds: "60" },
       violations: [],
     });
+  });
+
+  it("gives the message it decoded when it took every candidate, so it is decoded once", () => {
+    const json = { title: "t", priority: "high", ttl_seconds: 60, colour: "red" };
+    const violations: FieldViolation[] = [];
+    const { accepted, message } = decodeLeniently(NotifyRequestSchema, json, true, violations);
+    expect(message).toBeDefined();
+    expect(toJson(NotifyRequestSchema, message as never)).toEqual(
+      toJson(NotifyRequestSchema, fromJson(NotifyRequestSchema, accepted)),
+    );
+    expect(violations).toEqual([{ field: "colour", message: "is not a field of this request" }]);
+  });
+
+  it("gives no message when a field had to be left out after decoding", () => {
+    const violations: FieldViolation[] = [];
+    const decoded = decodeLeniently(
+      NotifyRequestSchema,
+      { title: 5, message: "m" },
+      true,
+      violations,
+    );
+    expect(decoded).toEqual({ accepted: { message: "m" } });
   });
 });
