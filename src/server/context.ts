@@ -5,6 +5,7 @@
  */
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import type { FieldViolation } from "../errors.ts";
+import { RequestHeaders } from "./request-headers.ts";
 
 /** A short id that ties a response to its log line; echoed as `request-id` and in problems. */
 export const requestIdKey = createContextKey<string>("", { description: "request id" });
@@ -48,15 +49,14 @@ export function closeSignal(
   };
 }
 
-/** A Node request's headers as the call's `Headers`: pseudo-headers and `dropped` left out. */
+/**
+ * A Node request's headers as the call's `Headers`, read in place (request-headers.ts):
+ * pseudo-headers and `dropped` left out, `extra` set over them.
+ */
 export function webHeaders(
   raw: Record<string, string | string[] | undefined>,
   dropped?: ReadonlySet<string>,
+  extra?: Record<string, string>,
 ): Headers {
-  const header = new Headers();
-  for (const [k, v] of Object.entries(raw)) {
-    if (v === undefined || k.startsWith(":") || dropped?.has(k)) continue;
-    header.set(k, Array.isArray(v) ? v.join(", ") : v);
-  }
-  return header;
+  return new RequestHeaders(raw, dropped, extra);
 }

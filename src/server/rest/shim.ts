@@ -131,11 +131,11 @@ function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) 
 
 /** The RPC's request headers: the client's, less those of the REST exchange itself. */
 function rpcHeaders(req: FastifyRequest): Headers {
-  const header = webHeaders(req.headers, droppedHeaders);
-  header.set("content-type", "application/json");
-  header.set("connect-protocol-version", "1");
-  return header;
+  return webHeaders(req.headers, droppedHeaders, rpcHeadersSet);
 }
+
+/** What a REST call's RPC headers say of the call itself. */
+const rpcHeadersSet = { "content-type": "application/json", "connect-protocol-version": "1" };
 
 async function transcode(
   req: FastifyRequest,
