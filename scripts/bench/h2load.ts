@@ -25,6 +25,8 @@ export interface Target {
 
 export interface H2loadResult {
   perSecond: number;
+  /** Requests answered with a 2xx. */
+  answered: number;
   errors: number;
   meanLatency: string | undefined;
 }
@@ -91,7 +93,8 @@ export async function h2load(
     0,
   );
   const meanLatency = /time for request:\s+\S+\s+\S+\s+(\S+)/.exec(out)?.[1];
-  return { perSecond: Math.round(rate), errors, meanLatency };
+  const answered = Number(/status codes: (\d+) 2xx/.exec(out)?.[1] ?? 0);
+  return { perSecond: Math.round(rate), answered, errors, meanLatency };
 }
 
 /** Both protocols' maximum against the benchmark's server; optional, so the row says how. */
