@@ -5,6 +5,7 @@
 # start_herald SERVER DB DATA_DIR PORT LOG [POOL]: database DB made afresh on SERVER (a
 # PostgreSQL URL without a database), the server started on PORT, its output in LOG; sets `sup`
 # (the supervisor's pid), `key` (the first start's API key) and `serving` (the serving process).
+# BENCH_NODE_FLAGS are given to `node` (`--inspect=127.0.0.1:9229` for promoted.ts).
 start_herald() {
   local server=$1 db=$2 data=$3 port=$4 log=$5 pool=${6:-}
   PGOPTIONS="-c client_min_messages=warning" psql "$server/postgres" -qc "drop database if exists $db" \
@@ -14,7 +15,7 @@ start_herald() {
     HERALD_RATE_LIMIT_BURST=1000000 HERALD_RATE_LIMIT_PER_SECOND=1000000 \
     HERALD_ACCOUNT_RATE_BURST=1000000 HERALD_ACCOUNT_RATE_PER_SECOND=1000000 \
     HERALD_MONTHLY_QUOTA=1000000000 \
-    node scripts/run.mjs main >"$log" 2>&1 &
+    node ${BENCH_NODE_FLAGS:-} scripts/run.mjs main >"$log" 2>&1 &
   sup=$!
   for _ in $(seq 1 150); do curl -sf "localhost:$port/readyz" >/dev/null && break; sleep 0.2; done
   key=$(grep -o 'hk_[A-Za-z0-9_]*' "$log" | head -1)

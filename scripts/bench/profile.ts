@@ -51,7 +51,7 @@ function mapOf(url: string): SourceMap | undefined {
 }
 
 /** A frame of the bundle as it was written (source path, line, name); others as they are. */
-function original(f: CallFrame): { functionName: string; url: string; lineNumber: number } {
+export function original(f: CallFrame): { functionName: string; url: string; lineNumber: number } {
   const entry = mapOf(f.url)?.findEntry(f.lineNumber, f.columnNumber) as
     | { originalSource?: string; originalLine: number; name?: string }
     | undefined;
