@@ -52,10 +52,7 @@ async function sample(port: number, seconds: number): Promise<SamplingNode> {
 }
 
 /** Bytes by allocation site (its innermost `depth` frames), largest first, and their total. */
-export function bySite(
-  head: SamplingNode,
-  depth: number,
-): { total: number; sites: [string, number][] } {
+function bySite(head: SamplingNode, depth: number): { total: number; sites: [string, number][] } {
   const sites = new Map<string, number>();
   let total = 0;
   const walk = (node: SamplingNode, stack: string[]) => {

@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process";
 import { log, record, root, secs } from "./context.ts";
 import { cpuMeter } from "./cpu-time.ts";
-import { h2load, type Protocol } from "./h2load.ts";
+import { h2load } from "./h2load.ts";
 
 /** The bare servers, each printing its URL: the answers are a publish's size, from memory. */
 const servers: Record<"rest" | "grpc", string> = {
@@ -25,8 +25,7 @@ s.listen(0,'127.0.0.1',()=>console.log('http://127.0.0.1:'+s.address().port))`,
 };
 
 /** µs of a bare server's CPU per answer over `protocol`, at h2load's maximum; 0 if it failed. */
-export async function bareMicrosPerAnswer(protocol: Protocol): Promise<number> {
-  if (protocol === "connect") return 0;
+export async function bareMicrosPerAnswer(protocol: "rest" | "grpc"): Promise<number> {
   const bare = spawn(process.execPath, ["-e", servers[protocol]], {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],

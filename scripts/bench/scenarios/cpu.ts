@@ -124,13 +124,14 @@ export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
       `${r.microsPerPublish} µs of the serving process's CPU per committed publish (${r.systemMicros} µs of it in the kernel); ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
       r,
     );
+    // The machine's own floor, measured right after, before the profiled run: the target stays
+    // the issue's µs, judged as such.
+    const bare = protocol === "connect" ? 0 : await bareMicrosPerAnswer(protocol);
     const profiled = !smoke || process.env.BENCH_CPU_PROFILE === "1";
     const where = profiled
       ? await whereItGoes(r)
       : "not profiled in a smoke run (BENCH_CPU_PROFILE=1 profiles it)";
     if (protocol === "connect") continue;
-    // The machine's own floor, measured now: the target stays the issue's µs, judged as such.
-    const bare = await bareMicrosPerAnswer(protocol);
     const floor =
       bare > 0
         ? ` (${(r.microsPerPublish / bare).toFixed(1)}× a bare Node server's ${bare} µs an answer, measured just after)`

@@ -93,18 +93,18 @@ export function decodeLeniently(
       members.push({ field });
     }
   }
-  const whole = decoded(schema, candidates);
-  const accepted: JsonObject = whole ? candidates : {};
+  const message = decoded(schema, candidates);
+  const accepted: JsonObject = message ? candidates : {};
   for (const m of members) {
     if ("message" in m) {
       violations.push(m);
-    } else if (!whole) {
+    } else if (!message) {
       const value = candidates[m.field.jsonName] as JsonValue;
       if (decoded(schema, { [m.field.jsonName]: value })) accepted[m.field.jsonName] = value;
       else violations.push({ field: m.field.name, message: expected(m.field) });
     }
   }
-  return whole ? { accepted, message: whole } : { accepted };
+  return { accepted, message };
 }
 
 /** The message of `schema` that proto JSON's decoding makes of `json`, if it takes it. */

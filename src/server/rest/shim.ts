@@ -80,8 +80,12 @@ export function registerRestRoutes(
   }
 }
 
-/** The request message's JSON from the body, the path and the query, and what did not fit. */
-function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) {
+/**
+ * The request message from the body, the path and the query, and what did not fit. Throws
+ * `invalid_argument` when what did fit is still no message (decoded whole, it clashes).
+ */
+function requestOf(req: FastifyRequest, spec: UnarySpec, binding: Binding) {
+  const input = spec.method.input;
   const violations: FieldViolation[] = [];
   // No prototype: a body's `__proto__` member is then a field like any other (and refused as
   // unknown) instead of silently setting the object's prototype.
@@ -123,10 +127,10 @@ function requestJson(req: FastifyRequest, input: DescMessage, binding: Binding) 
   // A request whose URL carries no field (a publish) is the body's message as decoded above:
   // proto JSON is decoded once, not once to check it and again to make the call's input.
   if (Object.keys(fromUrl).length === 0) {
-    return { json: fromBody.accepted, message: fromBody.message, violations };
+    return { message: fromBody.message ?? requestMessage(spec, fromBody.accepted), violations };
   }
   const url = decodeLeniently(input, fromUrl, false, violations).accepted;
-  return { json: { ...fromBody.accepted, ...url }, violations };
+  return { message: requestMessage(spec, { ...fromBody.accepted, ...url }), violations };
 }
 
 /** The RPC's request headers: the client's, less those of the REST exchange itself. */
@@ -144,10 +148,9 @@ async function transcode(
   binding: Binding,
   opts: RestShimOptions,
 ): Promise<void> {
-  const { json, message, violations } = requestJson(req, spec.method.input, binding);
   try {
-    const input = message ?? requestMessage(spec, json);
-    const { output, header } = await callUnary(spec, input, replySignal(reply), {
+    const { message, violations } = requestOf(req, spec, binding);
+    const { output, header } = await callUnary(spec, message, replySignal(reply), {
       ...opts,
       requestHeader: rpcHeaders(req),
       contextValues: opts.contextValues(req).set(restDecodeKey, violations),
