@@ -1,17 +1,4 @@
-import { randomFillSync } from "node:crypto";
-
-/** Random bytes for ids, drawn from a pool refilled 4 KiB at a time (one syscall per ~400 ids). */
-const pool = Buffer.alloc(4096);
-let offset = pool.length;
-
-function randomBytes10(into: Uint8Array, at: number): void {
-  if (offset + 10 > pool.length) {
-    randomFillSync(pool);
-    offset = 0;
-  }
-  into.set(pool.subarray(offset, offset + 10), at);
-  offset += 10;
-}
+import { pooledRandom } from "./random.ts";
 
 /**
  * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Time-ordered, so new
@@ -20,7 +7,7 @@ function randomBytes10(into: Uint8Array, at: number): void {
  */
 export function uuidv7(now = Date.now()): string {
   const b = new Uint8Array(16);
-  randomBytes10(b, 6);
+  b.set(pooledRandom(10), 6);
   let ms = now;
   for (let i = 5; i >= 0; i--) {
     b[i] = ms % 256;

@@ -17,9 +17,9 @@ import {
   generateKeyPairSync,
   hkdfSync,
   type KeyObject,
-  randomBytes,
 } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
+import { pooledRandom } from "../../domain/random.ts";
 import type { PushServices } from "./push-services.ts";
 
 /** A browser's subscription, as it gave it (PushSubscription.toJSON()). */
@@ -97,7 +97,7 @@ export function encryptPayload(keys: Subscription["keys"], plaintext: Buffer): B
   const { shared, ownKey } = agree(browserKeyOf(keys.p256dh, browserKey));
   const info = Buffer.concat([keyInfo, browserKey, ownKey]);
   const ikm = key(hkdfSync("sha256", key(shared), authSecret, info, 32));
-  const salt = randomBytes(16);
+  const salt = pooledRandom(16);
   const cek = key(hkdfSync("sha256", ikm, salt, cekInfo, 16));
   const nonce = Buffer.from(hkdfSync("sha256", ikm, salt, nonceInfo, 12));
   const cipher = createCipheriv("aes-128-gcm", cek, nonce);
