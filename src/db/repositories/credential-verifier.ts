@@ -6,7 +6,11 @@
  * process without any cross-process messaging. `last_used_at` is written at most once a minute
  * per credential, off the request path.
  */
-import { type CredentialKind, digestCredential, digestsEqual } from "../../domain/credentials.ts";
+import {
+  type CredentialKind,
+  digestCredentialText,
+  digestsEqual,
+} from "../../domain/credentials.ts";
 import type { Log } from "../../domain/log.ts";
 import type { Principal } from "../../domain/principal.ts";
 import type { Orm } from "../orm.ts";
@@ -42,8 +46,7 @@ export class CredentialVerifier {
 
   /** The principal for a well-formed secret of the given kind, or undefined if unknown/revoked. */
   async verify(kind: CredentialKind, secret: string): Promise<Principal | undefined> {
-    const digest = digestCredential(secret);
-    const cacheKey = digest.toString("base64");
+    const cacheKey = digestCredentialText(secret);
     const now = Date.now();
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expiresMs > now) return cached.principal;
@@ -51,6 +54,7 @@ export class CredentialVerifier {
     // expired) share one lookup.
     let lookup = this.#lookups.get(cacheKey);
     if (!lookup) {
+      const digest = Buffer.from(cacheKey, "base64");
       lookup = this.#lookup(kind, digest, cacheKey, now).finally(() =>
         this.#lookups.delete(cacheKey),
       );

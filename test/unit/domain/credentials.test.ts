@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   digestCredential,
+  digestCredentialText,
   displayPrefix,
   mintCredential,
   parseCredential,
@@ -24,6 +26,13 @@ describe("credentials", () => {
     const s = mintCredential("cliToken");
     expect(digestCredential(s).length).toBe(32);
     expect(displayPrefix(s)).toBe(`${s.slice(0, 7)}…`);
+  });
+  it("digests a secret as SHA-256, as bytes and as the base64 the verifier keys its cache by", () => {
+    const s = mintCredential("apiKey");
+    const sha256 = createHash("sha256").update(s).digest();
+    expect(digestCredential(s).equals(sha256)).toBe(true);
+    expect(digestCredentialText(s)).toBe(sha256.toString("base64"));
+    expect(digestCredentialText(`${s}x`)).not.toBe(digestCredentialText(s));
   });
 });
 
