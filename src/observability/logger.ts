@@ -18,8 +18,8 @@ export interface LoggerOptions {
   role: string;
 }
 
-/** Log lines not written yet (logStream). */
-let pending: Buffer[] = [];
+/** Log lines not written yet (lineSink). */
+let pending: string[] = [];
 let exitHooked = false;
 
 /** Writes the pending log lines. */
@@ -28,25 +28,35 @@ function flushLines(): void {
   if (lines.length === 0) return;
   pending = [];
   if (process.stdout.destroyed || !process.stdout.writable) return;
-  process.stdout.write(lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines));
+  process.stdout.write(lines.length === 1 ? (lines[0] as string) : lines.join(""));
 }
 
 /**
- * The log's stream: stdout, dropping what a closed pipe (EPIPE) or a full disk refuses. The
+ * Where log lines go: stdout, dropping what a closed pipe (EPIPE) or a full disk refuses. The
  * lines of one turn of the event loop go out in one write (a publish logs one line, and a group
  * commit answers its batch in one turn: one system call instead of one per line, measured at
  * 5-13 % of the publish maximum on the 2-core machine); what is pending is written before any
- * line for a person (`say`, `complain`) and at exit.
+ * line for a person (`say`, `complain`) and at exit. pino takes any object with `write` for its
+ * JSON lines: no stream, whose machinery (the string made a Buffer, a `nextTick` after each
+ * write) cost 0.8-1.5 µs a line in a loop (3.0-4.0 against 2.2-2.5 µs).
  */
-function logStream(): Writable {
-  if (!exitHooked) {
-    exitHooked = true;
-    process.once("exit", flushLines);
-  }
+const lineSink = {
+  write(line: string): void {
+    if (!exitHooked) {
+      exitHooked = true;
+      process.once("exit", flushLines);
+    }
+    if (pending.length === 0) setImmediate(flushLines);
+    pending.push(line);
+  },
+};
+
+/** The sink as a stream, for pino-pretty on a terminal. */
+function lineStream(): Writable {
   return new Writable({
-    write(chunk: Buffer, _enc, done) {
-      if (pending.length === 0) setImmediate(flushLines);
-      pending.push(chunk);
+    decodeStrings: false,
+    write(chunk: string | Buffer, _enc, done) {
+      lineSink.write(String(chunk));
       done();
     },
   });
@@ -57,14 +67,14 @@ export function createLogger(opts: LoggerOptions): Logger {
   const destination =
     opts.format === "pretty"
       ? prettyStream()({
-          destination: logStream(),
+          destination: lineStream(),
           sync: true,
           translateTime: "HH:MM:ss",
           singleLine: true,
           ignore: "hostname,pid,role",
           messageFormat: "{if role}{role}: {end}{msg}",
         })
-      : logStream();
+      : lineSink;
   return pino({ level: opts.level, base: { pid: process.pid, role: opts.role } }, destination);
 }
 
