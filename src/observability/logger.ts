@@ -42,10 +42,6 @@ function flushLines(): void {
  */
 const lineSink = {
   write(line: string): void {
-    if (!exitHooked) {
-      exitHooked = true;
-      process.once("exit", flushLines);
-    }
     if (pending.length === 0) setImmediate(flushLines);
     pending.push(line);
   },
@@ -64,6 +60,10 @@ function lineStream(): Writable {
 
 export function createLogger(opts: LoggerOptions): Logger {
   guardOutput();
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once("exit", flushLines);
+  }
   const destination =
     opts.format === "pretty"
       ? prettyStream()({
