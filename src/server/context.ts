@@ -5,7 +5,7 @@
  */
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import type { FieldViolation } from "../errors.ts";
-import { RequestHeaders } from "./request-headers.ts";
+import { CallHeaders } from "./call-headers.ts";
 
 /** A short id that ties a response to its log line; echoed as `request-id` and in problems. */
 export const requestIdKey = createContextKey<string>("", { description: "request id" });
@@ -50,7 +50,7 @@ export function closeSignal(
 }
 
 /**
- * A Node request's headers as the call's `Headers`, read in place (request-headers.ts):
+ * A Node request's headers as the call's `Headers`, read in place (call-headers.ts):
  * pseudo-headers and `dropped` left out, `extra` set over them.
  */
 export function webHeaders(
@@ -58,5 +58,5 @@ export function webHeaders(
   dropped?: ReadonlySet<string>,
   extra?: Record<string, string>,
 ): Headers {
-  return new RequestHeaders(raw, dropped, extra);
+  return new CallHeaders(raw, dropped, extra);
 }

@@ -8,8 +8,9 @@
  * when something first asks for the call's signal (a publish never does: invoke.ts), aborted by
  * the request's signal (the client went away; given as a function, it too is made only then),
  * its deadline, the server's shutdown (one listener for every call under way) or the call's
- * end, whichever came first, even before it was made; the request's Headers are the call's own.
- * What a handler sees is Connect's contract.
+ * end, whichever came first, even before it was made; the request's Headers are the call's own,
+ * and the response's headers and trailers are kept in plain records (call-headers.ts). What a
+ * handler sees is Connect's contract.
  */
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import {
@@ -19,6 +20,7 @@ import {
   createContextValues,
   type HandlerContext,
 } from "@connectrpc/connect";
+import { CallHeaders } from "./call-headers.ts";
 
 export interface UnaryContext extends HandlerContext {
   /** Ends the call's signal with `reason` (the call is over, or failed). */
@@ -102,8 +104,8 @@ class CallContext implements UnaryContext {
     this.requestMethod = init.requestMethod;
     this.url = init.url;
     this.requestHeader = init.requestHeader;
-    this.responseHeader = new Headers(init.responseHeader);
-    this.responseTrailer = new Headers(init.responseTrailer);
+    this.responseHeader = new CallHeaders(undefined, undefined, init.responseHeader);
+    this.responseTrailer = new CallHeaders(undefined, undefined, init.responseTrailer);
     this.values = init.contextValues ?? createContextValues();
   }
 

@@ -90,8 +90,10 @@ async function serve(
   // The call may answer its request id itself, in its headers or (a gRPC error) its trailers.
   if (!uRes.header?.has("request-id") && !uRes.trailer?.has("request-id")) head["request-id"] = id;
   nodeHeaders(uRes.header, head);
-  const trailers = uRes.trailer?.keys().next().done === false ? uRes.trailer : undefined;
-  if (trailers) stream.once("wantTrailers", () => stream.sendTrailers(nodeHeaders(trailers, {})));
-  stream.respond(head, { waitForTrailers: trailers !== undefined });
+  // The call is over: its trailers are final.
+  const trailers = nodeHeaders(uRes.trailer, {});
+  const anyTrailer = Object.keys(trailers).length > 0;
+  if (anyTrailer) stream.once("wantTrailers", () => stream.sendTrailers(trailers));
+  stream.respond(head, { waitForTrailers: anyTrailer });
   stream.end(body);
 }
