@@ -86,7 +86,7 @@ export class CallHeaders extends HeadersClass {
   #read(n: string): string | undefined {
     if (this.#own.has(n)) {
       const parts = this.#own.get(n);
-      return parts === undefined || parts.length > 1 ? parts?.join(", ") : parts[0];
+      return parts && (parts.length === 1 ? parts[0] : parts.join(", "));
     }
     const raw = this.#raw as RawHeaders;
     if (this.#dropped?.has(n) || !Object.hasOwn(raw, n)) return undefined;
@@ -99,6 +99,13 @@ export class CallHeaders extends HeadersClass {
     if (this.#raw === undefined || !token.test(name)) return undefined;
     const n = name.toLowerCase();
     return writing && n === "set-cookie" ? undefined : n;
+  }
+
+  /** The name and the value as `Headers` would store them, to write in place; or undefined. */
+  #writable(name: string, value: string): [string, string] | undefined {
+    const n = this.#inPlace(name, true);
+    if (n === undefined || typeof value !== "string" || !plainValue.test(value)) return undefined;
+    return [n, headerValue(value)];
   }
 
   /** Copies everything in; from then on this is an ordinary `Headers`. */
@@ -157,9 +164,9 @@ export class CallHeaders extends HeadersClass {
   }
 
   override set(name: string, value: string): void {
-    const n = this.#inPlace(name, true);
-    if (n !== undefined && typeof value === "string" && plainValue.test(value)) {
-      this.#own.set(n, [headerValue(value)]);
+    const w = this.#writable(name, value);
+    if (w) {
+      this.#own.set(w[0], [w[1]]);
       return;
     }
     this.#copyIn();
@@ -167,11 +174,13 @@ export class CallHeaders extends HeadersClass {
   }
 
   override append(name: string, value: string): void {
-    const n = this.#inPlace(name, true);
-    if (n !== undefined && typeof value === "string" && plainValue.test(value)) {
-      const v = headerValue(value);
-      const was = this.#own.has(n) ? this.#own.get(n) : this.#read(n);
-      this.#own.set(n, was === undefined ? [v] : typeof was === "string" ? [was, v] : [...was, v]);
+    const w = this.#writable(name, value);
+    if (w) {
+      const [n, v] = w;
+      // The parts so far: those set since (none once deleted), else the request's own value.
+      let was = this.#own.get(n);
+      if (!this.#own.has(n)) was = [this.#read(n)].filter((r) => r !== undefined);
+      this.#own.set(n, [...(was ?? []), v]);
       return;
     }
     this.#copyIn();

@@ -43,11 +43,11 @@ const probeStatement = `select
  * prepared once per connection. A plan made while `notification` held a few rows and had no
  * statistics read it whole for the repeats and escalations (no row seemed to need more than the
  * first page), and the kept plan went on doing so as the table grew: 26 ms a probe at 100,000
- * rows, three to five probes a second under load, until autovacuum's first ANALYZE of the table, up to a
- * minute later (BENCHMARKS.md, thirty-fifth session; test/api/probe-plan.test.ts). A fresh plan
- * sees the table's size. Left as it was: while a table without statistics holds notifications
- * that ask for acknowledgement, PostgreSQL may still choose to read it whole, until that
- * ANALYZE.
+ * rows, three to five probes a second under load, until autovacuum's first ANALYZE of the
+ * table, up to a minute later (BENCHMARKS.md, thirty-fifth session;
+ * test/api/probe-plan.test.ts). A fresh plan sees the table's size. Left as it was: while a
+ * table without statistics holds notifications that ask for acknowledgement, PostgreSQL may
+ * still choose to read it whole, until that ANALYZE.
  */
 export async function probeDue(db: Db): Promise<DueWork> {
   const rows = await bound<DueWork & Record<string, boolean>>(db, probeStatement, []);
