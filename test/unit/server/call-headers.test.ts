@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { CallHeaders } from "../../../src/server/call-headers.ts";
 import { webHeaders } from "../../../src/server/context.ts";
+import { seededRandom } from "../../helpers/random.ts";
 
 const raw = {
   ":path": "/herald.v1.NotifyService/Notify",
@@ -137,17 +138,6 @@ const opValues = [
   "\ttabbed value ",
 ];
 
-/** A small deterministic generator (mulberry32): the same sequences on every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe("a call's headers, changed as Headers change", () => {
   // Connect names a response's first headers as it writes them (`Grpc-Status`).
   const first = { "Content-Type": "application/grpc+proto" };
@@ -172,7 +162,7 @@ describe("a call's headers, changed as Headers change", () => {
   ];
   for (const [what, make, reference] of makers) {
     it(`answers every step as Headers does: ${what}`, () => {
-      const next = random(24);
+      const next = seededRandom(24);
       const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] as T;
       for (let round = 0; round < 1000; round++) {
         const [h, ref] = [make(), reference()];
