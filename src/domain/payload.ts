@@ -74,8 +74,9 @@ function byEscapedBytes(
   let escaped = 0;
   while (end < m.length) {
     const c = m.codePointAt(end) as number;
-    if (!fits(escaped + escapedBytes(c))) break;
-    escaped += escapedBytes(c);
+    const add = escapedBytes(c);
+    if (!fits(escaped + add)) break;
+    escaped += add;
     end += c > 0xffff ? 2 : 1;
   }
   const preview = cutTo(base, m.slice(0, end));
