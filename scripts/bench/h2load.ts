@@ -7,7 +7,7 @@ import { execFile, spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { writeBodies } from "./bodies.ts";
+import { type Body, writeBodies } from "./bodies.ts";
 import { record, secs, work } from "./context.ts";
 import { auth, benchServer, url } from "./infrastructure.ts";
 import { watchStalls } from "./loop-stalls.ts";
@@ -34,11 +34,15 @@ export interface H2loadResult {
 /** The protocols h2load publishes over. */
 export type Protocol = "grpc" | "rest" | "connect";
 
-/** The request bodies, written once into the benchmark's directory. */
-let written: Record<Protocol, string> | undefined;
-const bodies = () => {
-  written ??= writeBodies(work);
-  return written;
+/** Each publish's request bodies, written once into the benchmark's directory. */
+const written = new Map<Body, Record<Protocol, string>>();
+const bodies = (body: Body) => {
+  let paths = written.get(body);
+  if (paths === undefined) {
+    paths = writeBodies(work, body);
+    written.set(body, paths);
+  }
+  return paths;
 };
 
 /** Connections per protocol: gRPC 10 (× 10 streams each), REST and Connect over HTTP/1.1 50. */
@@ -60,29 +64,31 @@ const wire = {
   },
 } as const;
 
-/** h2load's arguments for publishing over `protocol`, less how long or how many. */
-function publishArgs(target: Target, protocol: Protocol): string[] {
+/** h2load's arguments for publishing `body` over `protocol`, less how long or how many. */
+function publishArgs(target: Target, protocol: Protocol, body: Body = "bench"): string[] {
   const w = wire[protocol];
   return [
     ...[`authorization: ${target.authorization}`, ...w.headers].flatMap((h) => ["-H", h]),
     ...w.flags,
     ...["-c", String(connections[protocol]), "-m", String(streams[protocol])],
-    ...["-d", bodies()[protocol], target.url + w.path],
+    ...["-d", bodies(body)[protocol], target.url + w.path],
   ];
 }
 
 /**
- * Publishes at full speed for `seconds`: gRPC with 10 connections × 10 streams, REST over
- * HTTP/1.1 with 50 connections. Asynchronous, so that the benchmark can sample meanwhile.
+ * Publishes `body` (bodies.ts) at full speed for `seconds`: gRPC with 10 connections × 10
+ * streams, REST over HTTP/1.1 with 50 connections. Asynchronous, so that the benchmark can
+ * sample meanwhile.
  */
 export async function h2load(
   target: Target,
   protocol: Protocol,
   seconds: number,
+  body: Body = "bench",
 ): Promise<H2loadResult> {
   const { stdout: out } = await promisify(execFile)(
     "h2load",
-    ["-D", String(seconds), ...publishArgs(target, protocol)],
+    ["-D", String(seconds), ...publishArgs(target, protocol, body)],
     { encoding: "utf8" },
   );
   const rate = Number(/finished in [\d.]+s, ([\d.]+) req\/s/.exec(out)?.[1]);

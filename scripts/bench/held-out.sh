@@ -4,7 +4,8 @@
 # inserts, 32 clients), then `npm start` of this tree with one serving process, driven 10 s at
 # maximum by h2load over REST (HTTP/1.1) and gRPC (h2c); prints each protocol's committed rate,
 # its ratio to the yardstick, and the serving process's CPU per committed publish. PROTOS adds
-# Connect's binary protocol over HTTP/1.1, the SDK's default: PROTOS="rest grpc connect".
+# Connect's binary protocol over HTTP/1.1, the SDK's default: PROTOS="rest grpc connect". BODY=ci
+# publishes bodies.ts's CI notification (657 bytes of JSON) instead of the benchmark's 64 bytes.
 #
 #   scripts/bench/held-out.sh [postgres://postgres@127.0.0.1:5432] [seconds]
 set -euo pipefail
@@ -14,7 +15,9 @@ server=${1:-postgres://postgres@127.0.0.1:5432}
 secs=${2:-10}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work"
+body=${BODY:-bench}
+node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work" "$body"
+suffix=$([ "$body" = bench ] || echo "-$body")
 sql() { PGOPTIONS="-c client_min_messages=warning" psql "$@"; }
 
 sql "$server/postgres" -qc "drop database if exists herald_yardstick" -c "create database herald_yardstick" >/dev/null

@@ -24,21 +24,21 @@ start_herald() {
 
 # publish_args PROTO BODIES PORT: h2load's arguments for publishing over PROTO (rest, connect:
 # HTTP/1.1, 50 connections; grpc: h2c, 10 connections × 10 streams) with the bodies bodies.ts
-# wrote into BODIES; sets `args` and `conns`.
+# wrote into BODIES (those named with `suffix`, if set: `-ci`); sets `args` and `conns`.
 publish_args() {
   local proto=$1 bodies=$2 url="http://127.0.0.1:$3"
   case "$proto" in
     rest)
       conns=50
-      args=(--h1 -c $conns -m 1 -d "$bodies/notify.json" -H "content-type: application/json"
+      args=(--h1 -c $conns -m 1 -d "$bodies/notify${suffix:-}.json" -H "content-type: application/json"
         "$url/v1/notify") ;;
     connect)
       conns=50
-      args=(--h1 -c $conns -m 1 -d "$bodies/notify.bin" -H "content-type: application/proto"
+      args=(--h1 -c $conns -m 1 -d "$bodies/notify${suffix:-}.bin" -H "content-type: application/proto"
         "$url/herald.v1.NotifyService/Notify") ;;
     *)
       conns=10
-      args=(-c $conns -m 10 -d "$bodies/notify.grpc" -H "content-type: application/grpc"
+      args=(-c $conns -m 10 -d "$bodies/notify${suffix:-}.grpc" -H "content-type: application/grpc"
         -H "te: trailers" "$url/herald.v1.NotifyService/Notify") ;;
   esac
 }

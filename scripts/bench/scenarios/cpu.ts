@@ -4,11 +4,14 @@
  * default; measured, not judged): the serving process's CPU time (user + system, from /proc)
  * divided by the publishes committed meanwhile; then, in a full run (or a smoke run with
  * BENCH_CPU_PROFILE=1), a second run under --cpu-prof says where the time goes, kept in .bench/
- * and summarised by profile.ts.
+ * and summarised by profile.ts. Last, REST and gRPC again with a CI job's failure notification
+ * (bodies.ts: a message, a link, metadata) instead of the 64-byte publish: what content costs
+ * (measured, not judged).
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
+import type { Body } from "../bodies.ts";
 import { log, outDir, record, root, secs, smoke, work } from "../context.ts";
 import { cpuMeter } from "../cpu-time.ts";
 import { h2load, h2loadInstalled, h2loadMissing, type Protocol } from "../h2load.ts";
@@ -28,7 +31,11 @@ export interface CpuResult {
 }
 
 /** One protocol's run on a server of its own (a profile covers that run alone). */
-async function measure(protocol: Protocol, profile: boolean): Promise<CpuResult> {
+async function measure(
+  protocol: Protocol,
+  profile: boolean,
+  body: Body = "bench",
+): Promise<CpuResult> {
   const profDir = join(work, `cpu-prof-${protocol}`);
   const nodeArgs = profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
   const server = await startServer(
@@ -36,7 +43,7 @@ async function measure(protocol: Protocol, profile: boolean): Promise<CpuResult>
     pgServerUrl,
     1,
     join(work, `data-cpu-${protocol}`),
-    `cpu_${protocol}${profile ? "_profiled" : ""}`,
+    `cpu_${protocol}${profile ? "_profiled" : ""}${body === "bench" ? "" : `_${body}`}`,
     nodeArgs,
   );
   const db = new pg.Pool({ connectionString: server.databaseUrl, max: 1 });
@@ -45,10 +52,10 @@ async function measure(protocol: Protocol, profile: boolean): Promise<CpuResult>
   try {
     const serving = childPids(server.child.pid as number)[0] as number;
     const target = { url: server.url, authorization: `Bearer ${server.key}` };
-    await h2load(target, protocol, Math.min(3, secs(3))); // warm-up
+    await h2load(target, protocol, Math.min(3, secs(3)), body); // warm-up
     const [rows0, t0] = [await count(), performance.now()];
     const cpu = cpuMeter(serving);
-    const run = await h2load(target, protocol, secs(10));
+    const run = await h2load(target, protocol, secs(10), body);
     const used = cpu.used();
     const committed = (await count()) - rows0;
     return {
@@ -141,6 +148,14 @@ export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
       `${r.microsPerPublish} µs${floor}`,
       r.microsPerPublish <= 120,
       `${r.systemMicros} µs of it in the kernel (system time, /proc); ${where}`,
+    );
+  }
+  for (const small of results.filter((r) => r.protocol !== "connect")) {
+    const r = await measure(small.protocol, false, "ci");
+    record(
+      `CPU per publish, ${names[r.protocol]}, a CI job's failure notification (657 bytes of JSON; not a target)`,
+      `${r.microsPerPublish} µs (${(r.microsPerPublish / small.microsPerPublish).toFixed(2)}× the 64-byte publish's); ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
+      r,
     );
   }
   return results;
