@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fromJson, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { NotifyRequestSchema } from "../../gen/herald/v1/notify_service_pb.ts";
 
-/** The same publish everywhere: a title, a topic, a priority (64 bytes of JSON). */
+/** The same publish everywhere: a title, a topic, a priority (61 bytes of JSON). */
 export const benchNotification = { title: "Deploy finished", priority: "high", topic: "bench" };
 
 /**

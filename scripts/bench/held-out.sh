@@ -5,7 +5,7 @@
 # maximum by h2load over REST (HTTP/1.1) and gRPC (h2c); prints each protocol's committed rate,
 # its ratio to the yardstick, and the serving process's CPU per committed publish. PROTOS adds
 # Connect's binary protocol over HTTP/1.1, the SDK's default: PROTOS="rest grpc connect". BODY=ci
-# publishes bodies.ts's CI notification (657 bytes of JSON) instead of the benchmark's 64 bytes.
+# publishes bodies.ts's CI notification (657 bytes of JSON) instead of the benchmark's 61 bytes.
 #
 #   scripts/bench/held-out.sh [postgres://postgres@127.0.0.1:5432] [seconds]
 set -euo pipefail

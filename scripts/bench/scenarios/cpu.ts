@@ -5,7 +5,7 @@
  * divided by the publishes committed meanwhile; then, in a full run (or a smoke run with
  * BENCH_CPU_PROFILE=1), a second run under --cpu-prof says where the time goes, kept in .bench/
  * and summarised by profile.ts. Last, REST and gRPC again with a CI job's failure notification
- * (bodies.ts: a message, a link, metadata) instead of the 64-byte publish: what content costs
+ * (bodies.ts: a message, a link, metadata) instead of the 61-byte publish: what content costs
  * (measured, not judged).
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
@@ -154,7 +154,7 @@ export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
     const r = await measure(small.protocol, false, "ci");
     record(
       `CPU per publish, ${names[r.protocol]}, a CI job's failure notification (657 bytes of JSON; not a target)`,
-      `${r.microsPerPublish} µs (${(r.microsPerPublish / small.microsPerPublish).toFixed(2)}× the 64-byte publish's); ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
+      `${r.microsPerPublish} µs (${(r.microsPerPublish / small.microsPerPublish).toFixed(2)}× the 61-byte publish's); ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
       r,
     );
   }
