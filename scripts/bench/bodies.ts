@@ -47,6 +47,10 @@ export const ciNotification = {
 export const publishes = { bench: benchNotification, ci: ciNotification } as const;
 export type Body = keyof typeof publishes;
 
+/** The size of a publish's REST body: its JSON, in UTF-8. */
+export const jsonBytes = (publish: object): number =>
+  Buffer.byteLength(JSON.stringify(publish), "utf8");
+
 /** Writes `body`'s request bodies into `dir`; answers their paths. */
 export function writeBodies(
   dir: string,
@@ -71,6 +75,6 @@ export function writeBodies(
 
 if (import.meta.filename === process.argv[1]) {
   const body = process.argv[3] ?? "bench";
-  if (!(body in publishes)) throw new Error(`no such publish: ${body} (bench or ci)`);
+  if (!Object.hasOwn(publishes, body)) throw new Error(`no such publish: ${body} (bench or ci)`);
   writeBodies(process.argv[2] ?? ".", body as Body);
 }

@@ -11,7 +11,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import type { Body } from "../bodies.ts";
+import { type Body, jsonBytes, publishes } from "../bodies.ts";
 import { log, outDir, record, root, secs, smoke, work } from "../context.ts";
 import { cpuMeter } from "../cpu-time.ts";
 import { h2load, h2loadInstalled, h2loadMissing, type Protocol } from "../h2load.ts";
@@ -150,11 +150,12 @@ export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
       `${r.systemMicros} µs of it in the kernel (system time, /proc); ${where}`,
     );
   }
+  const [ciBytes, benchBytes] = [publishes.ci, publishes.bench].map((p) => jsonBytes(p));
   for (const small of results.filter((r) => r.protocol !== "connect")) {
     const r = await measure(small.protocol, false, "ci");
     record(
-      `CPU per publish, ${names[r.protocol]}, a CI job's failure notification (657 bytes of JSON; not a target)`,
-      `${r.microsPerPublish} µs (${(r.microsPerPublish / small.microsPerPublish).toFixed(2)}× the 61-byte publish's); ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
+      `CPU per publish, ${names[r.protocol]}, a CI job's failure notification (${ciBytes} bytes of JSON; not a target)`,
+      `${r.microsPerPublish} µs (${(r.microsPerPublish / small.microsPerPublish).toFixed(2)}× the ${benchBytes}-byte publish's); ${r.committedPerSecond}/s committed (${(r.committedPerSecond / yardstick).toFixed(2)}× the yardstick), errors ${r.errors}`,
       r,
     );
   }
