@@ -52,7 +52,8 @@ row() {
     /^(rest|grpc):/ { rate[$1] = $2; ratio[$1] = substr($4, 2); us[$1] = $7 }
     END { printf "| %s | %s | %s/s | %s/s, %s, %s µs | %s/s, %s, %s µs |\n", at, tree, y,
       rate["rest:"], ratio["rest:"], us["rest:"], rate["grpc:"], ratio["grpc:"], us["grpc:"]
-      printf "%s rest_us %s\n%s grpc_us %s\n", side, us["rest:"], side, us["grpc:"] >>kept }'
+      printf "%s rest_us %s\n%s grpc_us %s\n", side, us["rest:"], side, us["grpc:"] >>kept
+      printf "%s rest_ratio %s\n%s grpc_ratio %s\n", side, ratio["rest:"], side, ratio["grpc:"] >>kept }'
 }
 
 # One run of scenario 4 of the tree in $1 (its own benchmark), as a table row labelled $2.
