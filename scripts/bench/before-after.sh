@@ -9,7 +9,7 @@
 # to the devices that tree's benchmark adds, and the APNs sender) in the same turns, a second
 # table. Against 2e4c979, last, what this machine is against the issue's: the issue measured
 # that tree there (issue-machine.awk), so the before tree's figures here give the factor, and
-# this tree's figures divided by it estimate what the issue's machine would measure.
+# this tree's figures scaled by it estimate what the issue's machine would measure.
 #
 #   scripts/bench/before-after.sh [commit, default 2e4c979: before issue 24] [rounds] [seconds]
 #
