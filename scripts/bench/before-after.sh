@@ -69,9 +69,13 @@ fan_row() {
       devices = $3
       for (i = 1; i < NF; i++) if ($i == "in" && $(i + 1) ~ /^[0-9]+$/) { ms = $(i + 1); break } }
     /^  APNs sender throughput/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^pushes/) apns = $i }
-    END { printf "| %s | %s | %s devices in %s ms (%.2f ms a device) | %s/s |\n", at, tree,
+    END {
+      if (!devices || !ms || !apns) {
+        print "no fan-out or APNs figure in scenario 4'"'"'s output, which was:" > "/dev/stderr"; exit 1 }
+      printf "| %s | %s | %s devices in %s ms (%.2f ms a device) | %s/s |\n", at, tree,
       devices, ms, ms / devices, apns
-      printf "%s fan_ms %s\n%s fan_devices %s\n%s apns %s\n", side, ms, side, devices, side, apns >>kept }'
+      printf "%s fan_ms %s\n%s fan_devices %s\n%s apns %s\n", side, ms, side, devices, side, apns >>kept }' ||
+    { echo "$out" >&2; exit 1; }
 }
 
 echo "| at (UTC) | tree | yardstick | REST committed, ratio, CPU a publish | gRPC committed, ratio, CPU a publish |"
