@@ -57,6 +57,22 @@ function expected(field: DescField): string {
   }
 }
 
+/** Each message's fields by the names a body or a query may give them: proto and JSON names. */
+const fieldsByName = new WeakMap<DescMessage, Map<string, DescField>>();
+
+/**
+ * The field of `schema` that `key` names, by its proto name or its JSON name (protoc refuses a
+ * message in which one field's JSON name is another's name, so a key names one field at most).
+ */
+export function fieldNamed(schema: DescMessage, key: string): DescField | undefined {
+  let names = fieldsByName.get(schema);
+  if (names === undefined) {
+    names = new Map(schema.fields.flatMap((f) => [[f.name, f] as const, [f.jsonName, f] as const]));
+    fieldsByName.set(schema, names);
+  }
+  return names.get(key);
+}
+
 /**
  * Decodes what it can of `json` into a message of `schema`, and lists every field it could not
  * take. `strict` (request bodies) refuses numbers sent as strings, which proto JSON tolerates.
@@ -75,7 +91,7 @@ export function decodeLeniently(
   // Each member in the body's order: the field it names, or what is wrong with it already.
   const members: ({ field: DescField } | FieldViolation)[] = [];
   for (const [key, value] of Object.entries(json)) {
-    const field = schema.fields.find((f) => f.name === key || f.jsonName === key);
+    const field = fieldNamed(schema, key);
     if (!field) {
       members.push({ field: key, message: "is not a field of this request" });
     } else if (field.jsonName in candidates) {

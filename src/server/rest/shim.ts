@@ -29,7 +29,7 @@ import { unaryContext } from "../handler-context.ts";
 import { invokeUnary } from "../invoke.ts";
 import { problemFor } from "../problem.ts";
 import { type Binding, bindingsOf } from "./bindings.ts";
-import { bodyField, decodeLeniently, parseBody } from "./decode.ts";
+import { bodyField, decodeLeniently, fieldNamed, parseBody } from "./decode.ts";
 import { restJsonText } from "./encode.ts";
 import { restSuccess } from "./status.ts";
 
@@ -94,8 +94,8 @@ function requestOf(req: FastifyRequest, spec: UnarySpec, binding: Binding) {
     const { body, inexact } = parseBody(req.body, violations);
     // A Struct (metadata) is returned as sent: a number it would change is refused, not changed.
     for (const n of inexact) {
-      const top = n.path.split(/[.[]/)[0];
-      const field = input.fields.find((f) => f.name === top || f.jsonName === top);
+      const top = n.path.split(/[.[]/)[0] ?? "";
+      const field = fieldNamed(input, top);
       if (field?.fieldKind === "message" && field.message.typeName === "google.protobuf.Struct") {
         violations.push({
           field: n.path,
@@ -120,7 +120,7 @@ function requestOf(req: FastifyRequest, spec: UnarySpec, binding: Binding) {
   for (const v of binding.variables) fromUrl[v] = params[v];
   if (binding.body !== "*") {
     for (const [k, v] of Object.entries(req.query as Record<string, string | string[]>)) {
-      const field = input.fields.find((f) => f.name === k || f.jsonName === k);
+      const field = fieldNamed(input, k);
       fromUrl[k] = field?.fieldKind === "list" ? [v].flat() : Array.isArray(v) ? v.at(-1) : v;
     }
   }

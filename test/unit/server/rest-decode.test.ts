@@ -7,7 +7,7 @@ import { fromJson, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { NotifyRequestSchema } from "../../../gen/herald/v1/notify_service_pb.ts";
 import type { FieldViolation } from "../../../src/errors.ts";
-import { decodeLeniently } from "../../../src/server/rest/decode.ts";
+import { decodeLeniently, fieldNamed } from "../../../src/server/rest/decode.ts";
 
 const decode = (json: Record<string, unknown>, strict = true) => {
   const violations: FieldViolation[] = [];
@@ -75,5 +75,16 @@ describe("decoding a REST body field by field", () => {
       violations,
     );
     expect(decoded).toEqual({ accepted: { message: "m" } });
+  });
+
+  it("finds a field by its proto name or its JSON name, and nothing else", () => {
+    for (const f of NotifyRequestSchema.fields) {
+      expect(fieldNamed(NotifyRequestSchema, f.name)).toBe(f);
+      expect(fieldNamed(NotifyRequestSchema, f.jsonName)).toBe(f);
+    }
+    expect(fieldNamed(NotifyRequestSchema, "clickUrl")?.name).toBe("click_url");
+    for (const key of ["colour", "", "__proto__", "constructor", "toString", "ClickUrl"]) {
+      expect(fieldNamed(NotifyRequestSchema, key)).toBeUndefined();
+    }
   });
 });
