@@ -19,6 +19,7 @@ import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { startFakeFcm } from "../fakes/fcm-server.ts";
 import { startFakeWebPush } from "../fakes/web-push-server.ts";
+import { closeApp } from "./close.ts";
 import { freshDatabase, sql } from "./db.ts";
 import type { JsonBody } from "./http.ts";
 
@@ -189,10 +190,7 @@ export async function startServer(
     projectId: boot.projectId,
     app,
     orm,
-    close: async () => {
-      await app.close();
-      await orm.close();
-    },
+    close: () => closeApp(app, orm),
   };
 }
 
@@ -272,9 +270,6 @@ export async function startPeer(
   await app.listen({ host: "127.0.0.1", port: 0 });
   return {
     url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
-    close: async () => {
-      await app.close();
-      await orm.close();
-    },
+    close: () => closeApp(app, orm),
   };
 }
