@@ -1,12 +1,37 @@
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import type { Orm } from "../../src/db/orm.ts";
+
+/** What every other session of the database is doing, read on a connection of its own. */
+async function sessions(databaseUrl: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      `select pid, application_name, state, wait_event_type, wait_event,
+              now() - xact_start as in_transaction, left(query, 160) as query
+         from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+    );
+    return JSON.stringify(rows);
+  } catch (err) {
+    return `(could not read pg_stat_activity: ${String(err)})`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
 
 /**
  * Closes a test server, app then pool. A step still running after 15 s says so on stderr, with
- * the pool's counts, the server's open connections and what keeps the process busy: a hang in a
- * file's teardown otherwise shows only as its afterAll hook's 60 s timeout, without saying where.
+ * the pool's counts, the server's open connections, what keeps the process busy and what each
+ * session of the database is doing: a hang in a file's teardown otherwise shows only as its
+ * afterAll hook's 60 s timeout, without saying where.
  */
-export async function closeApp(app: FastifyInstance, orm: Orm): Promise<void> {
+export async function closeApp(
+  name: string,
+  app: FastifyInstance,
+  orm: Orm,
+  databaseUrl: string,
+): Promise<void> {
   const step = async (what: string, run: () => Promise<void>) => {
     const timer = setTimeout(async () => {
       const pool = (await orm.em.getConnection().getNativeClient()) as unknown as {
@@ -19,7 +44,7 @@ export async function closeApp(app: FastifyInstance, orm: Orm): Promise<void> {
       );
       const resources = process.getActiveResourcesInfo().join(", ");
       process.stderr.write(
-        `test server: ${what} has run 15 s: pool ${pool.totalCount} connections, ${pool.idleCount} idle, ${pool.waitingCount} waiting; server ${open} open connections; active: ${resources}\n`,
+        `test ${name}: ${what} has run 15 s: pool ${pool.totalCount} connections, ${pool.idleCount} idle, ${pool.waitingCount} waiting; server ${open} open connections; active: ${resources}; the database's sessions: ${await sessions(databaseUrl)}\n`,
       );
     }, 15_000);
     try {

@@ -190,7 +190,7 @@ export async function startServer(
     projectId: boot.projectId,
     app,
     orm,
-    close: () => closeApp(app, orm),
+    close: () => closeApp("server", app, orm, databaseUrl),
   };
 }
 
@@ -270,6 +270,6 @@ export async function startPeer(
   await app.listen({ host: "127.0.0.1", port: 0 });
   return {
     url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
-    close: () => closeApp(app, orm),
+    close: () => closeApp("peer", app, orm, server.databaseUrl),
   };
 }
