@@ -1,13 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import pg from "pg";
 import type { Orm } from "../../src/db/orm.ts";
+import { sql } from "./db.ts";
 
 /** What every other session of the database is doing, read on a connection of its own. */
 async function sessions(databaseUrl: string): Promise<string> {
-  const client = new pg.Client({ connectionString: databaseUrl });
   try {
-    await client.connect();
-    const { rows } = await client.query(
+    const rows = await sql(
+      databaseUrl,
       `select pid, application_name, state, wait_event_type, wait_event,
               now() - xact_start as in_transaction, left(query, 160) as query
          from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
@@ -15,8 +14,6 @@ async function sessions(databaseUrl: string): Promise<string> {
     return JSON.stringify(rows);
   } catch (err) {
     return `(could not read pg_stat_activity: ${String(err)})`;
-  } finally {
-    await client.end().catch(() => {});
   }
 }
 
@@ -34,11 +31,7 @@ export async function closeApp(
 ): Promise<void> {
   const step = async (what: string, run: () => Promise<void>) => {
     const timer = setTimeout(async () => {
-      const pool = (await orm.em.getConnection().getNativeClient()) as unknown as {
-        totalCount: number;
-        idleCount: number;
-        waitingCount: number;
-      };
+      const pool = await orm.em.getConnection().getNativeClient();
       const open = await new Promise<number>((resolve) =>
         app.server.getConnections((_err, n) => resolve(n ?? -1)),
       );

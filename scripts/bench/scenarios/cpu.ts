@@ -150,7 +150,7 @@ export async function cpuPerPublish(yardstick: number): Promise<CpuResult[]> {
       `${r.systemMicros} µs of it in the kernel (system time, /proc); ${where}`,
     );
   }
-  const [ciBytes, benchBytes] = [publishes.ci, publishes.bench].map((p) => jsonBytes(p));
+  const [ciBytes, benchBytes] = [publishes.ci, publishes.bench].map(jsonBytes);
   for (const small of results.filter((r) => r.protocol !== "connect")) {
     const r = await measure(small.protocol, false, "ci");
     record(
