@@ -180,11 +180,13 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         // it, and what was fanned out late; a page at a time, each once the last is written.
         const since = req.since || undefined;
         const backlog = new Backlog((after) => queue.streamBacklog(device.id, { since, after }));
-        inbox.committed(await backlog.next());
+        inbox.behind(await backlog.next());
+        // A stream is in order: what arrives live while it catches up waits for the catch-up.
+        let catchingUp = true;
         while (!ended.aborted) {
           call.touch();
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
-          const handed = inbox.takeHanded();
+          const handed = catchingUp ? [] : inbox.takeHanded();
           for (const row of handed) yield* messagesOf(row, inbox.quiet);
           if (handed.length > 0) continue;
           // Acknowledged somewhere: clear it. Awaiting acknowledgement: show it again.
@@ -193,7 +195,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
           const repeats = inbox.takeRepeats();
           for (const row of await notifications.byIds(repeats)) yield notificationMessage(row);
           if (cleared.length > 0 || repeats.length > 0) continue;
-          const { load, mark } = inbox.takeCommitted();
+          const { load, mark } = inbox.takeCommitted(catchingUp);
           if (load.length > 0 || mark.length > 0) {
             const rows = await notifications.byIds(load);
             // Marked `sent` while they are written, not before: no commit stands between a
@@ -205,7 +207,11 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             continue;
           }
           if (backlog.more) {
-            inbox.committed(await backlog.next());
+            inbox.behind(await backlog.next());
+            continue;
+          }
+          if (catchingUp) {
+            catchingUp = false;
             continue;
           }
           const quiet = waitForNews(keepaliveMs, ended);

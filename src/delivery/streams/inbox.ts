@@ -2,7 +2,8 @@
  * What one live stream has to send. Notifications reach it two ways: handed over in memory by
  * the process that committed them (before their deliveries exist), and as ids of committed
  * deliveries (the fan-out's news, a catch-up). Each is sent once: an id already sent from memory
- * is only marked when its delivery's news comes; one already sent is not sent again.
+ * is only marked when its delivery's news comes; one already sent is not sent again. The
+ * catch-up's ids come before anything that arrived live meanwhile: a stream is in order.
  */
 
 import type { DeviceRow } from "../../db/index.ts";
@@ -30,6 +31,7 @@ export class StreamInbox {
   wake: (() => void) | undefined;
   #handed: NotificationRecord[] = [];
   readonly #committed: string[] = [];
+  readonly #behind: string[] = [];
   readonly #sent = new Set<string>();
   readonly #unmarked = new Set<string>();
   #repeats: string[] = [];
@@ -42,6 +44,11 @@ export class StreamInbox {
   handed(row: NotificationRecord): void {
     this.#handed.push(row);
     this.wake?.();
+  }
+
+  /** A page of the catch-up: sent before any committed id that arrived live. */
+  behind(ids: readonly string[]): void {
+    this.#behind.push(...ids);
   }
 
   committed(ids: readonly string[]): void {
@@ -87,9 +94,13 @@ export class StreamInbox {
     return rows;
   }
 
-  /** Committed ids: those to load and send, and those sent from memory only to mark. */
-  takeCommitted(): { load: string[]; mark: string[] } {
-    const ids = this.#committed.splice(0, batchSize);
+  /**
+   * Committed ids, the catch-up's first (with `catchUpOnly`, no others): those to load and send,
+   * and those sent from memory only to mark.
+   */
+  takeCommitted(catchUpOnly = false): { load: string[]; mark: string[] } {
+    const queue = catchUpOnly || this.#behind.length > 0 ? this.#behind : this.#committed;
+    const ids = queue.splice(0, batchSize);
     const mark: string[] = [];
     const load: string[] = [];
     for (const id of ids) {
