@@ -144,6 +144,22 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     yield notificationMessage(row, silenced(row.priority, quiet, new Date()));
   }
 
+  /**
+   * The inbox's next batch of committed ids, written (false when there was none). Marked `sent`
+   * while they are written, not before: no commit stands between a publish and the device. The
+   * mark runs to the end even if the stream closes now.
+   */
+  async function* writeCommitted(inbox: StreamInbox, catchUpOnly: boolean) {
+    const { load, mark } = inbox.takeCommitted(catchUpOnly);
+    if (load.length === 0 && mark.length === 0) return false;
+    const rows = await notifications.byIds(load);
+    const marking = queue.markStreamed(inbox.deviceId, [...mark, ...load]);
+    marking.catch(() => {});
+    for (const row of rows) yield* messagesOf(row, inbox.quiet);
+    await marking;
+    return true;
+  }
+
   /** The stream's inbox, told by the hub of what reaches the device. */
   const register = (device: DeviceRow, inbox: StreamInbox) =>
     hub.subscribe({
@@ -195,17 +211,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
           const repeats = inbox.takeRepeats();
           for (const row of await notifications.byIds(repeats)) yield notificationMessage(row);
           if (cleared.length > 0 || repeats.length > 0) continue;
-          const { load, mark } = inbox.takeCommitted(catchingUp);
-          if (load.length > 0 || mark.length > 0) {
-            const rows = await notifications.byIds(load);
-            // Marked `sent` while they are written, not before: no commit stands between a
-            // publish and the device. The mark runs to the end even if the stream closes now.
-            const marking = queue.markStreamed(device.id, [...mark, ...load]);
-            marking.catch(() => {});
-            for (const row of rows) yield* messagesOf(row, inbox.quiet);
-            await marking;
-            continue;
-          }
+          if (yield* writeCommitted(inbox, catchingUp)) continue;
           if (backlog.more) {
             inbox.behind(await backlog.next());
             continue;
