@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { freePort } from "../../src/db/embedded/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -78,6 +78,13 @@ async function run(label: string) {
 
 describe("the container image", () => {
   it("starts, serves as a non-root user, stops cleanly, and keeps its data", async () => {
+    // A failure says what each container printed (a process that died, a port refused).
+    onTestFailed(() => {
+      for (const n of names) {
+        const { stdout, stderr } = podman("logs", "--timestamps", n);
+        process.stderr.write(`--- podman logs ${n}\n${stdout}${stderr}\n`);
+      }
+    });
     const first = await run("first");
     const key = /^HERALD_API_KEY=(hk_\w+)$/m.exec(first.logs())?.[1] as string;
     expect(key).toMatch(/^hk_/);
