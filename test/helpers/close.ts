@@ -1,6 +1,81 @@
 import type { FastifyInstance } from "fastify";
+import type { Pool, PoolClient } from "pg";
 import type { Orm } from "../../src/db/orm.ts";
 import { sql } from "./db.ts";
+
+/** pg's own state of a pooled client, read for the report only. */
+type ClientState = PoolClient & {
+  _connecting?: boolean;
+  _connected?: boolean;
+  _queryable?: boolean;
+  _ending?: boolean;
+  activeQuery?: { text?: string } | null;
+  queryQueue?: unknown[];
+  processID?: number;
+};
+type PoolState = Pool & { _clients: ClientState[]; _idle: { client: ClientState }[] };
+
+/** Where each checked-out client was asked for, and the asks not answered yet. */
+const origins = new WeakMap<object, string>();
+const unanswered = new WeakMap<object, Set<string>>();
+
+const callerStack = () => {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 30;
+  const stack = new Error("checked out").stack ?? "";
+  Error.stackTraceLimit = limit;
+  return stack.split("\n").slice(2).join(" | ");
+};
+
+/**
+ * Records who checks out each of the pool's connections (the caller's stack, async frames
+ * included), for the report of a close that waits on one never given back.
+ */
+export async function traceCheckouts(orm: Orm): Promise<void> {
+  const pool = (await orm.em.getConnection().getNativeClient()) as PoolState;
+  const asks = new Set<string>();
+  unanswered.set(pool, asks);
+  const connect = pool.connect.bind(pool) as (
+    cb: (err: Error | undefined, client: PoolClient | undefined, done: () => void) => void,
+  ) => void;
+  const traced = (
+    cb?: (err: Error | undefined, client?: PoolClient, done?: () => void) => void,
+  ) => {
+    const stack = callerStack();
+    asks.add(stack);
+    const answered = new Promise<PoolClient>((resolve, reject) =>
+      connect((err, client, done) => {
+        asks.delete(stack);
+        if (client) origins.set(client, stack);
+        if (cb) cb(err, client, done);
+        else if (err || !client) reject(err);
+        else resolve(client);
+      }),
+    );
+    if (cb) return undefined;
+    return answered;
+  };
+  pool.connect = traced as unknown as Pool["connect"];
+}
+
+/** The pool's clients that are not idle: pg's state of each, and who asked for it. */
+function checkedOut(pool: PoolState): string {
+  const idle = new Set(pool._idle.map((i) => i.client));
+  const clients = pool._clients
+    .filter((c) => !idle.has(c))
+    .map((c) => ({
+      pid: c.processID,
+      connecting: c._connecting,
+      connected: c._connected,
+      queryable: c._queryable,
+      ending: c._ending,
+      active: c.activeQuery?.text?.slice(0, 160) ?? null,
+      queued: c.queryQueue?.length,
+      origin: origins.get(c) ?? "(not recorded)",
+    }));
+  const asks = [...(unanswered.get(pool) ?? [])];
+  return JSON.stringify({ clients, unanswered: asks });
+}
 
 /** What every other session of the database is doing, read on a connection of its own. */
 async function sessions(databaseUrl: string): Promise<string> {
@@ -31,13 +106,13 @@ export async function closeApp(
 ): Promise<void> {
   const step = async (what: string, run: () => Promise<void>) => {
     const timer = setTimeout(async () => {
-      const pool = await orm.em.getConnection().getNativeClient();
+      const pool = (await orm.em.getConnection().getNativeClient()) as PoolState;
       const open = await new Promise<number>((resolve) =>
         app.server.getConnections((_err, n) => resolve(n ?? -1)),
       );
       const resources = process.getActiveResourcesInfo().join(", ");
       process.stderr.write(
-        `test ${name}: ${what} has run 15 s: pool ${pool.totalCount} connections, ${pool.idleCount} idle, ${pool.waitingCount} waiting; server ${open} open connections; active: ${resources}; the database's sessions: ${await sessions(databaseUrl)}\n`,
+        `test ${name}: ${what} has run 15 s: pool ${pool.totalCount} connections, ${pool.idleCount} idle, ${pool.waitingCount} waiting; server ${open} open connections; active: ${resources}; checked out: ${checkedOut(pool)}; the database's sessions: ${await sessions(databaseUrl)}\n`,
       );
     }, 15_000);
     try {

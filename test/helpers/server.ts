@@ -19,7 +19,7 @@ import { bootstrapIfEmpty } from "../../src/ops/bootstrap.ts";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { startFakeFcm } from "../fakes/fcm-server.ts";
 import { startFakeWebPush } from "../fakes/web-push-server.ts";
-import { closeApp } from "./close.ts";
+import { closeApp, traceCheckouts } from "./close.ts";
 import { freshDatabase, sql } from "./db.ts";
 import type { JsonBody } from "./http.ts";
 
@@ -170,6 +170,7 @@ export async function startServer(
     url: connectVia(databaseUrl),
     poolSize: config.dbPoolSize,
   });
+  await traceCheckouts(orm);
   const boot = await bootstrapIfEmpty(orm, { email: "owner@example.com", password: ownerPassword });
   if (!boot) throw new Error("fresh database was not empty");
   const app = await buildApp({
@@ -260,6 +261,7 @@ export async function startPeer(
 ): Promise<{ url: string; close(): Promise<void> }> {
   const config = testConfig(overrides, server.databaseUrl);
   const orm = await openDatabase({ url: server.databaseUrl, poolSize: 5 });
+  await traceCheckouts(orm);
   const app = await buildApp({
     config,
     orm,
