@@ -7,6 +7,11 @@
  * closing the pool never returns). So a connection that ends or fails while checked out is
  * released at once with its error (the pool discards it), and its holder's later release is a
  * no-op.
+ *
+ * And a connection asked for before the pool began to close, but opened after, is given back and
+ * its ask fails: Kysely's driver, once handed a new connection, reads its pool again, which it
+ * forgot when it began to close; it throws then without releasing the connection, and the close
+ * waits for it forever (a stream's last statement, racing a server's stop).
  */
 import type { Pool, PoolClient } from "pg";
 
@@ -15,6 +20,16 @@ export function guardPool(pool: Pool): void {
     // pg-pool gives the client its `release` right after this event, before its caller sees it.
     queueMicrotask(() => guard(client));
   });
+  // The promise form only: pg-pool's own `query` asks with a callback and releases by itself.
+  const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
+  const closing = async () => {
+    const client = await connect();
+    if (!pool.ending) return client;
+    client.release();
+    throw new Error("the database pool is closing");
+  };
+  pool.connect = ((callback?: Parameters<Pool["connect"]>[0]) =>
+    callback ? (connect as Pool["connect"])(callback) : closing()) as Pool["connect"];
 }
 
 function guard(client: PoolClient): void {

@@ -3,11 +3,19 @@
  * outages never shrink the pool (Kysely's controlled transactions release a connection only
  * when BEGIN, COMMIT or ROLLBACK succeeds; db/pool-guard.ts). Found as a test whose server
  * never finished closing after a database outage.
+ *
+ * And a statement asked for while the pool closes, on a connection still being opened, fails
+ * and gives that connection back: Kysely's driver reads its pool again once the connection is
+ * open, and the pool is gone by then (found as watch-notifications' teardown hanging, 1 run in
+ * about 50, on its watch's last statement).
  */
+import net from "node:net";
+import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Orm, openDatabase } from "../../src/db/orm.ts";
 import { freshDatabase } from "../helpers/db.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let proxy: TcpProxy;
 let orm: Orm;
@@ -55,5 +63,56 @@ describe("a transaction met by a database outage", () => {
       new Promise((r) => setTimeout(() => r("still waiting"), 5_000)),
     ]);
     expect(closed).toBe("closed");
+  }, 30_000);
+});
+
+describe("a statement asked for as the pool closes", () => {
+  it("fails, and the close finishes: the connection opened for it is given back", async () => {
+    const pg = new URL(inject("pgServerUrl"));
+    // A gate in front of PostgreSQL: the connection is accepted, and connected only when opened.
+    let open: () => void = () => {};
+    const opened = new Promise<void>((r) => {
+      open = r;
+    });
+    let knocked: () => void = () => {};
+    const reached = new Promise<void>((r) => {
+      knocked = r;
+    });
+    const gate = net.createServer(async (client) => {
+      knocked();
+      await opened;
+      const upstream = net.connect(Number(pg.port || 5432), pg.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
+    const url = new URL(await freshDatabase());
+    url.host = `127.0.0.1:${(gate.address() as net.AddressInfo).port}`;
+    const gated = await openDatabase({ url: url.toString(), poolSize: 2, migrate: false });
+    const pool = (await gated.em.getConnection().getNativeClient()) as Pool;
+    try {
+      const statement = gated.em
+        .getConnection()
+        .execute("select 1")
+        .then(
+          () => "ran",
+          () => "failed",
+        );
+      await reached;
+      const closed = gated.close().then(() => "closed");
+      await waitFor(() => pool.ending);
+      open();
+      expect(await statement).toBe("failed");
+      const outcome = await Promise.race([
+        closed,
+        new Promise((r) => setTimeout(() => r("still waiting"), 5_000)),
+      ]);
+      expect(outcome).toBe("closed");
+      expect(pool.totalCount).toBe(0);
+    } finally {
+      open();
+      gate.close();
+    }
   }, 30_000);
 });

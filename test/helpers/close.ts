@@ -35,25 +35,31 @@ export async function traceCheckouts(orm: Orm): Promise<void> {
   const pool = (await orm.em.getConnection().getNativeClient()) as PoolState;
   const asks = new Set<string>();
   unanswered.set(pool, asks);
-  const connect = pool.connect.bind(pool) as (
-    cb: (err: Error | undefined, client: PoolClient | undefined, done: () => void) => void,
-  ) => void;
-  const traced = (
-    cb?: (err: Error | undefined, client?: PoolClient, done?: () => void) => void,
-  ) => {
+  // Each form passes on as it came: the promise form is the one db/pool-guard.ts guards.
+  const connect = pool.connect.bind(pool) as Pool["connect"];
+  const traced = (callback?: Parameters<Pool["connect"]>[0]) => {
     const stack = callerStack();
     asks.add(stack);
-    const answered = new Promise<PoolClient>((resolve, reject) =>
-      connect((err, client, done) => {
-        asks.delete(stack);
-        if (client) origins.set(client, stack);
-        if (cb) cb(err, client, done);
-        else if (err || !client) reject(err);
-        else resolve(client);
-      }),
+    const answered = (client?: PoolClient) => {
+      asks.delete(stack);
+      if (client) origins.set(client, stack);
+    };
+    if (callback) {
+      return connect((err, client, done) => {
+        answered(client);
+        callback(err, client, done);
+      });
+    }
+    return connect().then(
+      (client) => {
+        answered(client);
+        return client;
+      },
+      (err: unknown) => {
+        answered();
+        throw err;
+      },
     );
-    if (cb) return undefined;
-    return answered;
   };
   pool.connect = traced as unknown as Pool["connect"];
 }
