@@ -42,6 +42,9 @@ export class StreamInbox {
   }
 
   handed(row: NotificationRecord): void {
+    // Rows wait here while the stream catches up; past this the oldest wait for their fan-out's
+    // news instead (only the way changes: news brings every one, loaded from the database).
+    if (this.#handed.length >= rememberUnmarked) this.#handed.shift();
     this.#handed.push(row);
     this.wake?.();
   }

@@ -1,0 +1,42 @@
+/**
+ * What one live stream has to send, in order: its catch-up before anything that arrived live
+ * meanwhile, each notification once, and a bounded wait for rows handed over in memory.
+ */
+import { describe, expect, it } from "vitest";
+import { StreamInbox } from "../../../src/delivery/streams/inbox.ts";
+import type { NotificationRecord } from "../../../src/domain/notification.ts";
+
+const row = (id: string) => ({ id }) as NotificationRecord;
+
+describe("StreamInbox", () => {
+  it("gives the catch-up's ids first, and while catching up no others", () => {
+    const inbox = new StreamInbox("device");
+    inbox.committed(["live"]);
+    inbox.behind(["old-1", "old-2"]);
+    expect(inbox.takeCommitted(true)).toEqual({ load: ["old-1", "old-2"], mark: [] });
+    expect(inbox.takeCommitted(true)).toEqual({ load: [], mark: [] });
+    expect(inbox.takeCommitted()).toEqual({ load: ["live"], mark: [] });
+  });
+
+  it("sends each once: a row handed over is only marked when its id comes again", () => {
+    const inbox = new StreamInbox("device");
+    inbox.handed(row("a"));
+    expect(inbox.takeHanded().map((r) => r.id)).toEqual(["a"]);
+    inbox.behind(["a", "b"]);
+    expect(inbox.takeCommitted(true)).toEqual({ load: ["b"], mark: ["a"] });
+    inbox.committed(["a", "b"]);
+    expect(inbox.takeCommitted()).toEqual({ load: [], mark: [] });
+    inbox.handed(row("b"));
+    expect(inbox.takeHanded()).toEqual([]);
+  });
+
+  it("holds at most 10,000 rows handed over; the oldest past that come with their news", () => {
+    const inbox = new StreamInbox("device");
+    for (let i = 0; i <= 10_000; i++) inbox.handed(row(`n${i}`));
+    const taken = inbox.takeHanded();
+    expect(taken).toHaveLength(10_000);
+    expect(taken[0]?.id).toBe("n1");
+    inbox.committed(["n0"]);
+    expect(inbox.takeCommitted()).toEqual({ load: ["n0"], mark: [] });
+  });
+});
