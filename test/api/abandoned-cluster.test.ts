@@ -2,13 +2,18 @@
  * An embedded PostgreSQL whose owner was SIGKILLed, on a data directory nobody starts on again
  * (the benchmark's scratch directories): `stopAbandoned` stops it, and leaves alone one whose
  * owner lives and a directory that never had an owner.
+ *
+ * And a postmaster.pid left by a PostgreSQL that was killed, naming a process id the system has
+ * since given to another program: the next start neither signals that program nor is refused by
+ * the stale lock file.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { alive, stopAbandoned } from "../../src/db/embedded/owner.ts";
+import { alive, mayServe, runningCluster, stopAbandoned } from "../../src/db/embedded/owner.ts";
+import { startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const dirs: string[] = [];
@@ -65,4 +70,36 @@ describe("a data directory whose PostgreSQL outlived its owner", () => {
     dirs.push(dir);
     expect(await stopAbandoned(dir)).toBe(false);
   });
+});
+
+describe("a postmaster.pid naming another program's process", () => {
+  it("is not that program's end: the next start removes the stale file and starts", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "herald-stale-lock-"));
+    dirs.push(dir);
+    const first = await startEmbeddedPostgres({ dir });
+    const pgDir = first.clusterDir;
+    await first.stop();
+    // Another program now has the id the file names (PostgreSQL killed; the id given again).
+    const other = spawn("sleep", ["60"], { stdio: "ignore" });
+    children.push(other);
+    const pid = other.pid as number;
+    writeFileSync(
+      join(pgDir, "postmaster.pid"),
+      `${pid}\n${pgDir}\n1795800000\n5432\n/tmp\n127.0.0.1\n  1234   5678\nready   \n`,
+    );
+    expect(mayServe(pid, pgDir)).toBe(false);
+    expect(runningCluster(dir, pgDir)).toBeUndefined();
+
+    const again = await startEmbeddedPostgres({ dir });
+    try {
+      expect(alive(pid)).toBe(true);
+      expect(other.signalCode).toBeNull();
+      const postmaster = Number(readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n")[0]);
+      expect(postmaster).not.toBe(pid);
+      expect(mayServe(postmaster, pgDir)).toBe(true);
+      expect(runningCluster(dir, pgDir)?.pid).toBe(postmaster);
+    } finally {
+      await again.stop();
+    }
+  }, 90_000);
 });

@@ -8,7 +8,7 @@
  * `npm start` stops it before starting its own.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { relocatedClusterDir } from "./user.ts";
 
 export interface RunningCluster {
@@ -29,10 +29,29 @@ export function alive(pid: number): boolean {
   }
 }
 
-const ownerFile = (dataDir: string) => join(dataDir, "postgres.owner");
+/**
+ * False when the system says (Linux's /proc) that `pid` runs another program than a PostgreSQL
+ * on `pgDir`: the postmaster.pid of a PostgreSQL that was killed names a process id the system
+ * may since have given to anything (ids come round in minutes where they go up to 32768). True
+ * where it cannot say (no /proc, as on macOS, or not readable): then a live id is taken as one.
+ */
+export function mayServe(pid: number, pgDir: string): boolean {
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return true;
+  }
+  const at = args.indexOf("-D");
+  return (
+    basename(args[0] ?? "") === "postgres" &&
+    at > 0 &&
+    resolve(args[at + 1] ?? "") === resolve(pgDir)
+  );
+}
 
-/** The PostgreSQL running on `pgDir` (from its postmaster.pid), if one is. */
-export function runningCluster(dataDir: string, pgDir: string): RunningCluster | undefined {
+/** What the cluster's postmaster.pid says: the postmaster's process id, and its port. */
+function lockFile(pgDir: string): { pid: number; port: number } | undefined {
   let lines: string[];
   try {
     lines = readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n");
@@ -40,8 +59,27 @@ export function runningCluster(dataDir: string, pgDir: string): RunningCluster |
     return undefined;
   }
   const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined;
+  return Number.isInteger(pid) && pid > 0 ? { pid, port: Number(lines[3]) } : undefined;
+}
+
+/**
+ * Removes a postmaster.pid that names another program's process (PostgreSQL refuses to start
+ * beside a lock file naming any live process). True when it did.
+ */
+export function clearStaleLock(pgDir: string): boolean {
+  const lock = lockFile(pgDir);
+  if (!lock || !alive(lock.pid) || mayServe(lock.pid, pgDir)) return false;
+  rmSync(join(pgDir, "postmaster.pid"), { force: true });
+  return true;
+}
+
+const ownerFile = (dataDir: string) => join(dataDir, "postgres.owner");
+
+/** The PostgreSQL running on `pgDir` (from its postmaster.pid), if one is. */
+export function runningCluster(dataDir: string, pgDir: string): RunningCluster | undefined {
+  const lock = lockFile(pgDir);
+  if (!lock || !alive(lock.pid) || !mayServe(lock.pid, pgDir)) return undefined;
+  const { pid, port } = lock;
   const owner = recordedOwner(dataDir);
   const owned = owner !== undefined && owner > 0 && owner !== process.pid && alive(owner);
   return { pid, port, owner: owned ? owner : undefined };
@@ -68,7 +106,12 @@ export function releaseOwnership(dataDir: string): void {
 
 /** Stops an orphaned PostgreSQL (fast shutdown), waiting up to 10 s. */
 export async function stopOrphan(pid: number, pgDir: string): Promise<void> {
-  process.kill(pid, "SIGINT");
+  try {
+    process.kill(pid, "SIGINT");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ESRCH") return; // it ended meanwhile
+    throw err;
+  }
   for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
   if (alive(pid)) throw new Error(`PostgreSQL (pid ${pid}) on ${pgDir} did not stop`);
 }

@@ -21,7 +21,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { claimOwnership, releaseOwnership, runningCluster, stopOrphan } from "./owner.ts";
+import {
+  claimOwnership,
+  clearStaleLock,
+  releaseOwnership,
+  runningCluster,
+  stopOrphan,
+} from "./owner.ts";
 import { clusterDir, postgresUser, type RunAs, reachableBinaries } from "./user.ts";
 
 export interface EmbeddedDatabase {
@@ -98,6 +104,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     );
   }
   if (running) await stopOrphan(running.pid, dir);
+  else if (clearStaleLock(dir)) {
+    log("herald: removed a postmaster.pid that named another program's process (stale)\n");
+  }
   if (!existsSync(join(dir, "PG_VERSION")))
     await initdb(join(native, "bin", "initdb"), dir, user, log);
   const port = await freePort();
