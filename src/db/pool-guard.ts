@@ -21,7 +21,7 @@ export function guardPool(pool: Pool): void {
     queueMicrotask(() => guard(client));
   });
   // The promise form only: pg-pool's own `query` asks with a callback and releases by itself.
-  const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
+  const connect = pool.connect.bind(pool) as Pool["connect"];
   const closing = async () => {
     const client = await connect();
     if (!pool.ending) return client;
@@ -29,7 +29,7 @@ export function guardPool(pool: Pool): void {
     throw new Error("the database pool is closing");
   };
   pool.connect = ((callback?: Parameters<Pool["connect"]>[0]) =>
-    callback ? (connect as Pool["connect"])(callback) : closing()) as Pool["connect"];
+    callback ? connect(callback) : closing()) as Pool["connect"];
 }
 
 function guard(client: PoolClient): void {

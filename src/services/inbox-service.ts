@@ -149,8 +149,8 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
    * while they are written, not before: no commit stands between a publish and the device. The
    * mark runs to the end even if the stream closes now.
    */
-  async function* writeCommitted(inbox: StreamInbox, catchUpOnly: boolean) {
-    const { load, mark } = inbox.takeCommitted(catchUpOnly);
+  async function* writeCommitted(inbox: StreamInbox, catchingUp: boolean) {
+    const { load, mark } = inbox.takeCommitted(catchingUp);
     if (load.length === 0 && mark.length === 0) return false;
     const rows = await notifications.byIds(load);
     const marking = queue.markStreamed(inbox.deviceId, [...mark, ...load]);

@@ -9,7 +9,6 @@
  * open, and the pool is gone by then (found as watch-notifications' teardown hanging, 1 run in
  * about 50, on its watch's last statement).
  */
-import net from "node:net";
 import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Orm, openDatabase } from "../../src/db/orm.ts";
@@ -68,27 +67,10 @@ describe("a transaction met by a database outage", () => {
 
 describe("a statement asked for as the pool closes", () => {
   it("fails, and the close finishes: the connection opened for it is given back", async () => {
-    const pg = new URL(inject("pgServerUrl"));
-    // A gate in front of PostgreSQL: the connection is accepted, and connected only when opened.
-    let open: () => void = () => {};
-    const opened = new Promise<void>((r) => {
-      open = r;
-    });
-    let knocked: () => void = () => {};
-    const reached = new Promise<void>((r) => {
-      knocked = r;
-    });
-    const gate = net.createServer(async (client) => {
-      knocked();
-      await opened;
-      const upstream = net.connect(Number(pg.port || 5432), pg.hostname);
-      client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-    });
-    await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
+    // The proxy accepts the connection, and connects it to PostgreSQL only when released.
+    const reached = proxy.hold();
     const url = new URL(await freshDatabase());
-    url.host = `127.0.0.1:${(gate.address() as net.AddressInfo).port}`;
+    url.host = `127.0.0.1:${proxy.port}`;
     const gated = await openDatabase({ url: url.toString(), poolSize: 2, migrate: false });
     const pool = (await gated.em.getConnection().getNativeClient()) as Pool;
     try {
@@ -102,7 +84,7 @@ describe("a statement asked for as the pool closes", () => {
       await reached;
       const closed = gated.close().then(() => "closed");
       await waitFor(() => pool.ending);
-      open();
+      proxy.release();
       expect(await statement).toBe("failed");
       const outcome = await Promise.race([
         closed,
@@ -111,8 +93,7 @@ describe("a statement asked for as the pool closes", () => {
       expect(outcome).toBe("closed");
       expect(pool.totalCount).toBe(0);
     } finally {
-      open();
-      gate.close();
+      proxy.release();
     }
   }, 30_000);
 });

@@ -1,6 +1,8 @@
 /**
  * A TCP proxy in front of PostgreSQL that a test can take down and bring back, as a database
- * restart looks to Herald: open connections cut, new ones refused, then accepted again.
+ * restart looks to Herald: open connections cut, new ones refused, then accepted again. Or hold:
+ * new connections accepted, and connected onward only when released (a connection still being
+ * opened, for as long as a test needs).
  */
 import net, { type AddressInfo, type Socket } from "node:net";
 
@@ -10,6 +12,9 @@ export interface TcpProxy {
   down(): Promise<void>;
   /** Accepts connections again, on the same port. */
   up(): Promise<void>;
+  /** Holds new connections until `release()`; resolves once one is held. */
+  hold(): Promise<void>;
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -20,10 +25,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     s.on("close", () => sockets.delete(s));
     s.on("error", () => s.destroy());
   };
+  let held: { knock(): void; released: Promise<void>; release(): void } | undefined;
   const make = () =>
-    net.createServer((client) => {
-      const upstream = net.connect(target.port, target.host);
+    net.createServer(async (client) => {
       track(client);
+      if (held) {
+        held.knock();
+        await held.released;
+        if (client.destroyed) return;
+      }
+      const upstream = net.connect(target.port, target.host);
       track(upstream);
       client.pipe(upstream).pipe(client);
       client.on("close", () => upstream.destroy());
@@ -37,6 +48,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     for (const s of sockets) s.destroy();
     await closed;
   };
+  const release = () => {
+    held?.release();
+    held = undefined;
+  };
   return {
     port,
     down,
@@ -45,7 +60,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       server = make();
       await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
     },
+    hold() {
+      let open = () => {};
+      const released = new Promise<void>((r) => {
+        open = r;
+      });
+      return new Promise<void>((knock) => {
+        held = { knock, released, release: open };
+      });
+    },
+    release,
     async close() {
+      release();
       if (server.listening) await down();
     },
   };

@@ -98,12 +98,11 @@ export class StreamInbox {
   }
 
   /**
-   * Committed ids, the catch-up's first (with `catchUpOnly`, no others): those to load and send,
-   * and those sent from memory only to mark.
+   * Committed ids, of the catch-up while `catchingUp`, else those that arrived live: those to
+   * load and send, and those sent from memory only to mark.
    */
-  takeCommitted(catchUpOnly = false): { load: string[]; mark: string[] } {
-    const queue = catchUpOnly || this.#behind.length > 0 ? this.#behind : this.#committed;
-    const ids = queue.splice(0, batchSize);
+  takeCommitted(catchingUp = false): { load: string[]; mark: string[] } {
+    const ids = (catchingUp ? this.#behind : this.#committed).splice(0, batchSize);
     const mark: string[] = [];
     const load: string[] = [];
     for (const id of ids) {
