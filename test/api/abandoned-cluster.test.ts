@@ -3,6 +3,9 @@
  * (the benchmark's scratch directories): `stopAbandoned` stops it, and leaves alone one whose
  * owner lives and a directory that never had an owner.
  *
+ * An owner SIGKILLed whose process id the system has since given to another program: its
+ * PostgreSQL is an orphan all the same, and the next start stops it instead of refusing.
+ *
  * And a postmaster.pid left by a PostgreSQL that was killed, naming a process id the system has
  * since given to another program: the next start neither signals that program nor is refused by
  * the stale lock file.
@@ -63,6 +66,39 @@ describe("a data directory whose PostgreSQL outlived its owner", () => {
     expect(alive(postmaster)).toBe(true);
     expect(await stopAbandoned(dir)).toBe(true);
     expect(alive(postmaster)).toBe(false);
+  }, 90_000);
+
+  it("is an orphan when the owner's process id now names another program", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
+    dirs.push(dir);
+    const child = await owner(dir);
+    const pgDir = join(dir, "pg");
+    const postmaster = Number(readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    expect(runningCluster(dir, pgDir)?.owner).toBe(child.pid);
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+    // The system gives the owner's id to another program: the file is as the owner wrote it,
+    // but for the id.
+    const other = spawn("sleep", ["60"], { stdio: "ignore" });
+    children.push(other);
+    const file = join(dir, "postgres.owner");
+    writeFileSync(file, readFileSync(file, "utf8").replace(/^\d+/, String(other.pid)));
+
+    expect(runningCluster(dir, pgDir)).toEqual({
+      pid: postmaster,
+      port: expect.any(Number),
+      owner: undefined,
+    });
+    const again = await startEmbeddedPostgres({ dir });
+    try {
+      expect(alive(postmaster)).toBe(false);
+      expect(other.signalCode).toBeNull();
+      expect(runningCluster(dir, pgDir)?.owner).toBeUndefined(); // this process: not another
+      expect(readFileSync(file, "utf8")).toMatch(new RegExp(`^${process.pid} \\d+\\n$`));
+    } finally {
+      await again.stop();
+    }
   }, 90_000);
 
   it("leaves a directory that never had an owner (a run still starting)", async () => {

@@ -75,33 +75,62 @@ export function clearStaleLock(pgDir: string): boolean {
 
 const ownerFile = (dataDir: string) => join(dataDir, "postgres.owner");
 
+/**
+ * When a process started, where the system says (Linux: clock ticks after boot, field 22 of
+ * /proc/<pid>/stat, after the command's name in parentheses, which may hold anything).
+ */
+export function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the Herald process `postgres.owner` names still runs. Its id alone is not enough: a
+ * SIGKILLed owner's id may since have gone to another program, which would have every later start
+ * refused. So the file also holds when the owner started, and a live process that started at
+ * another time is not it. A file without that time (older Herald), or a system that cannot say,
+ * is judged by the id alone.
+ */
+function ownerAlive(owner: { pid: number; start?: string }): boolean {
+  if (!(owner.pid > 0) || owner.pid === process.pid || !alive(owner.pid)) return false;
+  const now = owner.start === undefined ? undefined : startTimeOf(owner.pid);
+  return now === undefined || now === owner.start;
+}
+
 /** The PostgreSQL running on `pgDir` (from its postmaster.pid), if one is. */
 export function runningCluster(dataDir: string, pgDir: string): RunningCluster | undefined {
   const lock = lockFile(pgDir);
   if (!lock || !alive(lock.pid) || !mayServe(lock.pid, pgDir)) return undefined;
   const { pid, port } = lock;
   const owner = recordedOwner(dataDir);
-  const owned = owner !== undefined && owner > 0 && owner !== process.pid && alive(owner);
-  return { pid, port, owner: owned ? owner : undefined };
+  return { pid, port, owner: owner && ownerAlive(owner) ? owner.pid : undefined };
 }
 
-/** The process `postgres.owner` names, if the file is there. */
-function recordedOwner(dataDir: string): number | undefined {
+/** The process `postgres.owner` names (its id, and when it started), if the file is there. */
+function recordedOwner(dataDir: string): { pid: number; start?: string } | undefined {
+  let text: string;
   try {
-    return Number(readFileSync(ownerFile(dataDir), "utf8").trim());
+    text = readFileSync(ownerFile(dataDir), "utf8");
   } catch {
     return undefined;
   }
+  const [pid, start] = text.trim().split(/\s+/);
+  return { pid: Number(pid), start };
 }
 
-/** Records this process as the owner of the data directory's PostgreSQL. */
+/** Records this process as the owner of the data directory's PostgreSQL, and when it started. */
 export function claimOwnership(dataDir: string): void {
-  writeFileSync(ownerFile(dataDir), `${process.pid}\n`, { mode: 0o644 });
+  const start = startTimeOf(process.pid);
+  writeFileSync(ownerFile(dataDir), `${process.pid}${start ? ` ${start}` : ""}\n`, { mode: 0o644 });
 }
 
 /** Forgets the owner, if it is this process. */
 export function releaseOwnership(dataDir: string): void {
-  if (recordedOwner(dataDir) === process.pid) rmSync(ownerFile(dataDir), { force: true });
+  if (recordedOwner(dataDir)?.pid === process.pid) rmSync(ownerFile(dataDir), { force: true });
 }
 
 /** Stops an orphaned PostgreSQL (fast shutdown), waiting up to 10 s. */
@@ -134,5 +163,5 @@ export async function stopAbandoned(dataDir: string): Promise<boolean> {
     }
   }
   const owner = recordedOwner(dataDir);
-  return owner !== undefined && owner > 0 && owner !== process.pid && !alive(owner);
+  return owner !== undefined && owner.pid > 0 && owner.pid !== process.pid && !ownerAlive(owner);
 }
