@@ -4,7 +4,7 @@
  * processes (supervisor/pool.ts), which share the port and each run a delivery worker over the
  * one queue. It serves no request itself.
  *
- * Stopping (supervisor/stopping.ts): SIGINT, SIGTERM or SIGHUP, to it alone or to its whole
+ * Stopping (supervisor/stopping.ts): SIGINT, SIGTERM, SIGHUP or SIGQUIT, to it alone or to its whole
  * process group, once or twice, with stdout a closed pipe or not, drains the serving
  * processes, then stops PostgreSQL last, then says so in one line.
  */

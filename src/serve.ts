@@ -1,8 +1,8 @@
 /**
  * One serving process, forked by the supervisor (primary.ts), which owns the database and says
- * what happened: open the database → build the app → listen. SIGTERM, SIGINT or SIGHUP (the
- * supervisor's, or a terminal's Ctrl-C to the whole group; once or several times) stop accepting,
- * drain in-flight calls and close the database connections. A start that fails tells the
+ * what happened: open the database → build the app → listen. An ending signal (ending-signals.ts:
+ * the supervisor's, or a terminal's Ctrl-C or Ctrl-\ to the whole group; once or several times)
+ * stops accepting, drains in-flight calls and closes the database connections. A start that fails tells the
  * supervisor why before exiting, so that a reason that repeats stops the server with it.
  */
 import type { FastifyInstance } from "fastify";
@@ -10,6 +10,7 @@ import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { type Orm, openDatabase } from "./db/index.ts";
 import { createSenders } from "./delivery/senders/index.ts";
+import { endingSignals } from "./ending-signals.ts";
 import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
@@ -35,7 +36,7 @@ export function serve(config: Config): void {
       process.exit(0);
     })();
   };
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, stop);
+  for (const signal of endingSignals) process.on(signal, stop);
   // Every fire-and-forget promise has an owner that logs it; this is the last one.
   process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
   // The supervisor gone (SIGKILL, a crash) leaves no one to replace or stop this process.

@@ -13,6 +13,18 @@ import { from as copyFrom, to as copyTo } from "pg-copy-streams";
 
 export const migrationsTable = "herald_migrations";
 
+/**
+ * A client for a command's statements. A connection lost while it is open (the database stopping
+ * under an interrupted command, or restarting under a backup) fails the statement under way, or
+ * the next; without a listener, pg's `error` event would end the process with a stack trace.
+ */
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}
+
 export interface TableCopy {
   name: string;
   columns: string[];
@@ -57,8 +69,7 @@ async function columnsOf(client: pg.Client, table: string): Promise<string[]> {
 
 /** Copies every table into `dir` (one `<table>.copy` file each); returns what it copied. */
 export async function dumpTables(url: string, dir: string): Promise<DumpManifest> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  const client = await connect(url);
   try {
     await client.query("begin isolation level repeatable read read only");
     const { rows } = await client.query<{ name: string }>(
@@ -83,8 +94,7 @@ export async function dumpTables(url: string, dir: string): Promise<DumpManifest
 
 /** Loads the copied tables from `dir` into an empty database migrated to the same point. */
 export async function loadTables(url: string, dir: string, tables: TableCopy[]): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  const client = await connect(url);
   try {
     await client.query("begin");
     for (const t of tables) {
@@ -106,8 +116,7 @@ export async function loadTables(url: string, dir: string, tables: TableCopy[]):
 
 /** Whether the database holds any account (a restore goes into an empty one only). */
 export async function hasAccounts(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  const client = await connect(url);
   try {
     const { rows } = await client.query("select 1 from account limit 1");
     return rows.length > 0;

@@ -13,6 +13,7 @@ import { loadConfig } from "../config.ts";
 import { dumpTables } from "../db/index.ts";
 import { writeArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
+import { interrupted, onInterrupt } from "./interrupt.ts";
 import { backupFormat, keyFiles } from "./restore-plan.ts";
 
 const target = process.argv[2];
@@ -23,6 +24,13 @@ if (!target) {
 const file = resolve(target);
 const config = loadConfig();
 const work = mkdtempSync(join(tmpdir(), "herald-backup-"));
+// The tables' copy holds what the archive holds: a failed or interrupted backup leaves neither.
+const dropPartial = () => rmSync(`${file}.partial`, { force: true });
+const dropWork = () => rmSync(work, { recursive: true, force: true });
+onInterrupt(() => {
+  dropPartial();
+  dropWork();
+});
 try {
   const db = await commandDatabase(config);
   const dump = await dumpTables(db.url, work).finally(() => db.stop());
@@ -53,9 +61,9 @@ try {
       "It holds secrets (the key files): keep it as you keep the keys.\n",
   );
 } catch (err) {
-  rmSync(`${file}.partial`, { force: true });
-  process.stderr.write(`backup failed: ${(err as Error).message}\n`);
+  dropPartial();
+  if (!interrupted()) process.stderr.write(`backup failed: ${(err as Error).message}\n`);
   process.exitCode = 1;
 } finally {
-  rmSync(work, { recursive: true, force: true });
+  dropWork();
 }

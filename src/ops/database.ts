@@ -2,7 +2,7 @@
  * The database for an operator's command (`npm run reencrypt-tokens`, `owner:setup-link`,
  * `backup`, `restore`): DATABASE_URL; or the embedded PostgreSQL of the data directory, the
  * running server's when one runs (used, never stopped), else one started for the command and
- * stopped after it.
+ * stopped after it, or when the command is interrupted (interrupt.ts).
  */
 import type { Config } from "../config.ts";
 import {
@@ -12,16 +12,26 @@ import {
   openDatabase,
   startEmbeddedPostgres,
 } from "../db/index.ts";
+import { onInterrupt } from "./interrupt.ts";
 
 /** The database's URL for the command, and how to let go of it afterwards. */
 export async function commandDatabase(
   config: Config,
 ): Promise<EmbeddedDatabase | { url: string; stop(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
-  return (
-    (await attachEmbeddedPostgres(config.dataDir)) ??
-    (await startEmbeddedPostgres({ dir: config.dataDir }))
-  );
+  const running = await attachEmbeddedPostgres(config.dataDir);
+  if (running) return running;
+  // Interrupted while it starts, it is stopped once up: a fast shutdown, waited for.
+  const starting = startEmbeddedPostgres({ dir: config.dataDir });
+  const forget = onInterrupt(async () => (await starting).stop());
+  const own = await starting;
+  return {
+    ...own,
+    stop: async () => {
+      forget();
+      await own.stop();
+    },
+  };
 }
 
 export async function withDatabase<T>(config: Config, use: (orm: Orm) => Promise<T>): Promise<T> {

@@ -12,6 +12,7 @@ import { loadConfig } from "../config.ts";
 import { hasAccounts, loadTables, openDatabase } from "../db/index.ts";
 import { extractArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
+import { interrupted, onInterrupt } from "./interrupt.ts";
 import { type BackupManifest, refusal } from "./restore-plan.ts";
 
 const source = process.argv[2];
@@ -21,6 +22,7 @@ if (!source) {
 }
 const config = loadConfig();
 const work = mkdtempSync(join(tmpdir(), "herald-restore-"));
+onInterrupt(() => rmSync(work, { recursive: true, force: true }));
 try {
   await extractArchive(resolve(source), work);
   const manifest = JSON.parse(readFileSync(join(work, "manifest.json"), "utf8")) as BackupManifest;
@@ -53,7 +55,7 @@ try {
       "Start Herald on it with npm start.\n",
   );
 } catch (err) {
-  process.stderr.write(`restore failed: ${(err as Error).message}\n`);
+  if (!interrupted()) process.stderr.write(`restore failed: ${(err as Error).message}\n`);
   process.exitCode = 1;
 } finally {
   rmSync(work, { recursive: true, force: true });

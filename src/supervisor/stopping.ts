@@ -13,6 +13,7 @@
  */
 import type { Worker } from "node:cluster";
 import type { Logger } from "pino";
+import { endingSignals } from "../ending-signals.ts";
 import { complain, say } from "../observability/logger.ts";
 
 export interface StoppingOptions {
@@ -41,7 +42,7 @@ export class Stopping {
 
   /** Signals and unexpected errors stop the supervisor; nothing ends it without the database. */
   listen(): void {
-    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    for (const signal of endingSignals) {
       process.on(signal, () => void this.stop(signal));
     }
     process.on("uncaughtException", (err) => {

@@ -70,6 +70,14 @@ describe("stopping npm start", () => {
     await stoppedCleanly(dir, tree);
   }, 60_000);
 
+  it("Ctrl-\\ in a terminal: SIGQUIT to the whole process group", async () => {
+    const dir = dataDir();
+    const { proc, tree } = await started(dir);
+    process.kill(-(proc.child.pid as number), "SIGQUIT");
+    expect(await proc.exited).toBe(0);
+    await stoppedCleanly(dir, tree);
+  }, 60_000);
+
   it("with stdout and stderr closed pipes (npm start | tee, tee gone)", async () => {
     const dir = dataDir();
     const { proc, tree } = await started(dir);

@@ -1,0 +1,55 @@
+/**
+ * An operator's command (`backup`, `restore`, `reencrypt-tokens`, `owner:setup-link`) that is
+ * interrupted leaves nothing behind. Each thing it must undo is registered here while it holds
+ * it: the embedded PostgreSQL it started (stopped: a fast shutdown, waited for), the scratch copy
+ * of the tables and a half-written archive (removed). On an ending signal those run, newest
+ * first, and the command then exits as the signal would have ended it (128 + its number). A
+ * second signal within a second is the same request again (a terminal's Ctrl-C and npm's echo
+ * of it); a later one exits at once (the exit still asks a PostgreSQL it started to stop).
+ */
+import { constants } from "node:os";
+import { endingSignals } from "../ending-signals.ts";
+
+type Undo = () => void | Promise<void>;
+
+const undos: Undo[] = [];
+let listening = false;
+/** When the first ending signal came. */
+let interruptedAt: number | undefined;
+
+/** Registers `undo` until the returned function is called (the command let go of it itself). */
+export function onInterrupt(undo: Undo): () => void {
+  listen();
+  undos.push(undo);
+  return () => {
+    const i = undos.indexOf(undo);
+    if (i >= 0) undos.splice(i, 1);
+  };
+}
+
+/** Whether an ending signal came: the command's own failure is then that, and not told. */
+export const interrupted = (): boolean => interruptedAt !== undefined;
+
+function listen(): void {
+  if (listening) return;
+  listening = true;
+  for (const signal of endingSignals) process.on(signal, () => void interrupt(signal));
+}
+
+async function interrupt(signal: (typeof endingSignals)[number]): Promise<void> {
+  const code = 128 + constants.signals[signal];
+  if (interruptedAt !== undefined) {
+    if (Date.now() - interruptedAt >= 1_000) process.exit(code);
+    return;
+  }
+  interruptedAt = Date.now();
+  process.stderr.write(`${signal}: interrupted; undoing what the command had begun\n`);
+  for (const undo of undos.splice(0).reverse()) {
+    try {
+      await undo();
+    } catch (err) {
+      process.stderr.write(`  (could not: ${(err as Error).message})\n`);
+    }
+  }
+  process.exit(code);
+}
