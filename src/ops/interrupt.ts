@@ -43,7 +43,7 @@ async function interrupt(signal: (typeof endingSignals)[number]): Promise<void> 
     return;
   }
   interruptedAt = Date.now();
-  process.stderr.write(`${signal}: interrupted; undoing what the command had begun\n`);
+  process.stderr.write(`interrupted by ${signal}: stopping what this command started\n`);
   for (const undo of undos.splice(0).reverse()) {
     try {
       await undo();

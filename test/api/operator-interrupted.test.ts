@@ -102,7 +102,7 @@ describe("an operator's command interrupted", () => {
 
       child.kill(signal);
       expect(await exited, err).toBe(128 + constants.signals[signal]);
-      expect(err).toContain(`${signal}: interrupted`);
+      expect(err).toContain(`interrupted by ${signal}: stopping what this command started`);
       expect(alive(postmaster)).toBe(false);
       expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
       expect(existsSync(join(dir, "postgres.owner"))).toBe(false);
