@@ -24,7 +24,10 @@ export async function commandDatabase(
   // Interrupted while it starts, it is stopped once up: a fast shutdown, waited for.
   const starting = startEmbeddedPostgres({ dir: config.dataDir });
   const forget = onInterrupt(async () => (await starting).stop());
-  const own = await starting;
+  const own = await starting.catch((err: unknown) => {
+    forget();
+    throw err;
+  });
   return {
     ...own,
     stop: async () => {
