@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import webpush from "web-push";
@@ -18,6 +18,7 @@ import {
   PushTokenKeyRing,
   parseKeyList,
 } from "../../src/domain/push-token-crypto.ts";
+import { endingSignals } from "../../src/ending-signals.ts";
 import { servingHeapFlags } from "../../src/supervisor/pool.ts";
 import { startFakeApns } from "../../test/fakes/apns-server.ts";
 import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
@@ -26,28 +27,29 @@ import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
 import { log, root, unlimited, work } from "./context.ts";
 import { running } from "./processes.ts";
 
-// Stopped from outside (Ctrl-C, a timeout, pkill) at any point. Once set up, `cleanup` takes
-// everything down. While it sets up, PostgreSQL is stopped if it is up (if it is still starting,
-// its exit hook stops it), the scratch directory removed, and the server processes stop when
-// their parent is gone. A second signal meanwhile is ignored. (main.ts installed its handler only
-// after this setup: a SIGTERM during it left PostgreSQL running on a scratch directory that no
-// later run looks at.)
+// Stopped from outside (Ctrl-C, a closed terminal, a timeout, pkill: any ending signal) at any
+// point. Once set up, `cleanup` takes everything down. While it sets up, PostgreSQL is stopped if
+// it is up (if it is still starting, its exit hook stops it), the scratch directory removed, and
+// the server processes stop when their parent is gone. A second signal meanwhile is ignored; the
+// exit code is the signal's (128 + its number). (main.ts installed its handler only after this
+// setup: a SIGTERM during it left PostgreSQL running on a scratch directory that no later run
+// looks at.)
 let setUp = false;
 let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
+for (const signal of endingSignals) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     const stop = setUp
       ? cleanup()
       : stopPg().then(() => rmSync(work, { recursive: true, force: true }));
-    void stop.finally(() => process.exit(130));
+    void stop.finally(() => process.exit(128 + constants.signals[signal]));
   });
 }
 
 /**
  * What earlier runs that were SIGKILLed left behind: PostgreSQL still running on a scratch
- * directory no run looks at again (the SIGINT/SIGTERM handler above cannot run on SIGKILL).
+ * directory no run looks at again (the signal handler above cannot run on SIGKILL).
  * Each is stopped and its directory removed; another run's, while it lives, is left alone.
  */
 async function sweepAbandoned(): Promise<void> {

@@ -1,0 +1,54 @@
+/**
+ * `npm run bench` stopped from outside mid-run leaves nothing running (issue "Run it unattended":
+ * every process Herald starts is stopped by Herald, whatever signal arrives): a terminal closed
+ * under it (SIGHUP) ends its server process, its fakes and its embedded PostgreSQL, removes its
+ * scratch directory, and it exits as the signal would have ended it.
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { constants, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { alive, descendants } from "../helpers/tree.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const root = join(import.meta.dirname, "../..");
+const scratch = mkdtempSync(join(tmpdir(), "herald-bench-stopped-"));
+// As the system's /tmp: run as root, the embedded PostgreSQL runs as `postgres` and reads there.
+chmodSync(scratch, 0o1777);
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe("the benchmark stopped mid-run", () => {
+  it("by a closed terminal (SIGHUP): every process it started ends, its scratch goes", async () => {
+    const bench = spawn(
+      process.execPath,
+      ["--experimental-strip-types", "--no-warnings", "scripts/bench/main.ts", "--smoke"],
+      {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: "", TMPDIR: scratch },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let out = "";
+    bench.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    bench.stderr?.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => bench.once("exit", (code) => r(code)));
+    // Set up and measuring: PostgreSQL, the server and the fakes are up.
+    await waitFor(() => out.includes("1. publish over REST") || bench.exitCode !== null, 120_000);
+    expect(out).toContain("1. publish over REST");
+    const started = descendants(bench.pid as number);
+    // The server process, and PostgreSQL with its own processes.
+    expect(started.some((r) => r.args.includes("scripts/bench/server.ts"))).toBe(true);
+    expect(started.some((r) => /postgres -D .*herald-bench-/.test(r.args))).toBe(true);
+
+    bench.kill("SIGHUP");
+    expect(await exited, out).toBe(128 + constants.signals.SIGHUP);
+    await waitFor(() => started.every((r) => !alive(r.pid)), 10_000);
+    expect(started.filter((r) => alive(r.pid)).map((r) => r.args)).toEqual([]);
+    expect(readdirSync(scratch).filter((n) => n.startsWith("herald-bench-"))).toEqual([]);
+  }, 180_000);
+});
