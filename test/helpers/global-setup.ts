@@ -4,13 +4,14 @@
  * clones its own database from it (test/helpers/db.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { buildServer } from "../../scripts/build-server.ts";
 import { buildWeb } from "../../scripts/build-web.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { openDatabase } from "../../src/db/orm.ts";
+import { endingSignals } from "../../src/ending-signals.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -39,6 +40,12 @@ export default async function setup(project: TestProject) {
       flags: ["-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300"],
     });
     serverUrl = pg.serverUrl;
+    // Vitest ends the run itself on SIGINT and SIGTERM, and its exit stops this PostgreSQL (the
+    // exit hook of server.ts). Node's default for the other ending signals (a closed terminal,
+    // Ctrl-\) would end it with no exit hook run, and leave PostgreSQL running.
+    for (const signal of endingSignals.filter((s) => s !== "SIGINT" && s !== "SIGTERM")) {
+      process.once(signal, () => process.exit(128 + constants.signals[signal]));
+    }
     stop = async () => {
       await pg.stop();
       rmSync(dir, { recursive: true, force: true });
