@@ -27,7 +27,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP QUIT
 
 git worktree add --detach "$work/before" "$rev" >/dev/null 2>&1
 (cd "$work/before" && npm ci --no-audit --no-fund >"$work/npm-ci.log" 2>&1) || {

@@ -14,7 +14,9 @@ cd "$(dirname "$0")/../.."
 server=${1:-postgres://postgres@127.0.0.1:5432}
 secs=${2:-10}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# Stopped from outside (any ending signal), the Herald it started stops too.
+trap '[ -n "${sup:-}" ] && { kill -TERM "$sup" 2>/dev/null; wait "$sup" || true; }; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP QUIT
 body=${BODY:-bench}
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work" "$body"
 suffix=$([ "$body" = bench ] || echo "-$body")

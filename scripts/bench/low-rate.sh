@@ -19,6 +19,7 @@ node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work"
 port=18667
 db=herald_low_rate
 trap '[ -n "${sup:-}" ] && { kill -TERM "$sup" 2>/dev/null; wait "$sup" || true; }; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP QUIT
 start_herald "$server" "$db" "$work/data" "$port" "$work/log"
 publish_args "$proto" "$work" "$port"
 h2load -D 3 -H "authorization: Bearer $key" "${args[@]}" >/dev/null 2>&1 # warm-up at maximum
