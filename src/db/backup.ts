@@ -102,7 +102,10 @@ export async function loadTables(url: string, dir: string, tables: TableCopy[]):
       const list = t.columns.map((c) => client.escapeIdentifier(c)).join(", ");
       await client.query(`alter table ${table} disable trigger user`);
       const sink = client.query(copyFrom(`copy ${table} (${list}) from stdin`));
-      await pipeline(createReadStream(join(dir, `${t.name}.copy`)), sink);
+      // PostgreSQL's COPY error names the value and the line, not the table: say which.
+      await pipeline(createReadStream(join(dir, `${t.name}.copy`)), sink).catch((err: Error) => {
+        throw new Error(`table ${t.name}: ${err.message}`, { cause: err });
+      });
       await client.query(`alter table ${table} enable trigger user`);
     }
     await client.query("commit");

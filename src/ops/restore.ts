@@ -23,6 +23,15 @@ if (!source) {
 const config = loadConfig();
 const work = mkdtempSync(join(tmpdir(), "herald-restore-"));
 onInterrupt(() => rmSync(work, { recursive: true, force: true }));
+// What this restore made (the data directory if it was not there, a cluster it initialised, the
+// key files it copied) goes again if it fails or is interrupted, its database stopped first: a
+// retry then meets no half of it ("already has a database"). Nothing that was there before.
+const made: string[] = [];
+const unmake = () => {
+  for (const path of made.splice(0).reverse()) rmSync(path, { recursive: true, force: true });
+};
+onInterrupt(unmake);
+if (!existsSync(config.dataDir)) made.push(config.dataDir);
 try {
   await extractArchive(resolve(source), work);
   const manifest = JSON.parse(readFileSync(join(work, "manifest.json"), "utf8")) as BackupManifest;
@@ -32,6 +41,7 @@ try {
     throw new Error(`${config.dataDir} already has a database: restore into a new data directory`);
   }
   const db = await commandDatabase(config);
+  if ("initialized" in db && db.initialized) made.push(db.clusterDir);
   try {
     const last = manifest.migrations.at(-1);
     const asCopied = await openDatabase({
@@ -44,18 +54,23 @@ try {
       throw new Error("the database is not empty: restore into an empty one");
     }
     mkdirSync(config.dataDir, { recursive: true });
-    for (const k of manifest.keys) copyFileSync(join(work, "keys", k), join(config.dataDir, k));
+    for (const k of manifest.keys) {
+      made.push(join(config.dataDir, k));
+      copyFileSync(join(work, "keys", k), join(config.dataDir, k));
+    }
     await loadTables(db.url, join(work, "tables"), manifest.tables);
     await (await openDatabase({ url: db.url, poolSize: 1 })).close();
   } finally {
     await db.stop();
   }
+  made.length = 0; // restored: all of it stays
   process.stdout.write(
     `Restored the backup of ${manifest.created_at} (${manifest.tables.length} tables, ${manifest.keys.length} key file(s)) into ${config.databaseUrl ? "DATABASE_URL" : config.dataDir}\n` +
       "Start Herald on it with npm start.\n",
   );
 } catch (err) {
   if (!interrupted()) process.stderr.write(`restore failed: ${(err as Error).message}\n`);
+  unmake();
   process.exitCode = 1;
 } finally {
   rmSync(work, { recursive: true, force: true });

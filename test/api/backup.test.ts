@@ -5,10 +5,11 @@
  * still opens (the key files came back) and whose pushes carry the same VAPID key.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { extractArchive, writeArchive } from "../../src/ops/archive.ts";
 import { testCertificate } from "../fakes/tls.ts";
 import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
 import { pushDevice } from "../helpers/accounts.ts";
@@ -43,6 +44,19 @@ function operator(dataDir: string, ...args: string[]) {
     encoding: "utf8",
     timeout: 60_000,
   });
+}
+
+/** The archive again, with a line no table takes at the end of the notifications' copy. */
+async function brokenCopyOf(archive: string): Promise<string> {
+  const dir = join(work, "broken");
+  const names = await extractArchive(archive, dir);
+  appendFileSync(join(dir, "tables", "notification.copy"), "not a row\n");
+  const broken = join(work, "broken.tar.gz");
+  await writeArchive(
+    broken,
+    names.map((n): [string, string] => [n, join(dir, n)]),
+  );
+  return broken;
 }
 
 describe("npm run backup and restore", () => {
@@ -93,7 +107,15 @@ describe("npm run backup and restore", () => {
     a.child.kill("SIGTERM");
     expect(await a.exited).toBe(0);
 
+    // A restore that fails half-way (a row its table will not take, found in the load) leaves
+    // nothing of itself: the same data directory takes the good archive next.
+    const broken = await brokenCopyOf(archive);
     const second = join(work, "second");
+    const failed = operator(second, "ops/restore", broken);
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toMatch(/^restore failed: .*notification/m);
+    expect(existsSync(second)).toBe(false);
+
     const restore = operator(second, "ops/restore", archive);
     expect(restore.status, restore.stderr).toBe(0);
     // Never over an existing data directory.

@@ -37,6 +37,8 @@ export interface EmbeddedDatabase {
   serverUrl: string;
   /** Where the cluster's files are. */
   clusterDir: string;
+  /** This start made the cluster (initdb): it held nothing before. */
+  initialized: boolean;
   stop(): Promise<void>;
 }
 
@@ -107,8 +109,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   else if (clearStaleLock(dir)) {
     log("herald: removed a postmaster.pid that named another program's process (stale)\n");
   }
-  if (!existsSync(join(dir, "PG_VERSION")))
-    await initdb(join(native, "bin", "initdb"), dir, user, log);
+  const initialized = !existsSync(join(dir, "PG_VERSION"));
+  if (initialized) await initdb(join(native, "bin", "initdb"), dir, user, log);
   const port = await freePort();
   const postgres = spawn(
     join(native, "bin", "postgres"),
@@ -133,6 +135,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     url: `${serverUrl}/${database}`,
     serverUrl,
     clusterDir: dir,
+    initialized,
     stop: async () => {
       process.off("exit", atExit);
       await stop(postgres);
@@ -152,7 +155,13 @@ export async function attachEmbeddedPostgres(
   const running = runningCluster(dataDir, dir);
   if (!running) return undefined;
   const serverUrl = `postgres://herald:${password}@127.0.0.1:${running.port}`;
-  return { url: `${serverUrl}/herald`, serverUrl, clusterDir: dir, stop: async () => {} };
+  return {
+    url: `${serverUrl}/herald`,
+    serverUrl,
+    clusterDir: dir,
+    initialized: false,
+    stop: async () => {},
+  };
 }
 
 async function initdb(
