@@ -10,7 +10,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { constants, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -18,7 +18,7 @@ import pg from "pg";
 import { DeviceService } from "../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../gen/herald/v1/inbox_service_pb.ts";
 import { freePort } from "../src/db/embedded/server.ts";
-import { endingSignals } from "../src/ending-signals.ts";
+import { onInterrupt } from "../src/ops/interrupt.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const kills = Number(process.argv[2] ?? 60);
@@ -47,20 +47,14 @@ const supervisor = spawn(process.execPath, [join(root, "scripts/run.mjs"), "main
 });
 // Stopped from outside (any ending signal, to this script alone or to its terminal's group): the
 // supervisor stops what it started, PostgreSQL last, then its data directory goes.
-let interrupted = false;
-for (const signal of endingSignals) {
-  process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
-    const done = () => {
-      rmSync(dir, { recursive: true, force: true });
-      process.exit(128 + constants.signals[signal]);
-    };
-    if (supervisor.exitCode !== null || supervisor.signalCode !== null) return done();
-    supervisor.once("exit", done);
+onInterrupt(async () => {
+  if (supervisor.exitCode === null && supervisor.signalCode === null) {
+    const exited = new Promise((r) => supervisor.once("exit", r));
     supervisor.kill("SIGTERM");
-  });
-}
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
 let out = "";
 supervisor.stdout?.on("data", (d: Buffer) => {
   out += d.toString();

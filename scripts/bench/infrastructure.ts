@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
-import { constants, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import webpush from "web-push";
@@ -18,7 +18,7 @@ import {
   PushTokenKeyRing,
   parseKeyList,
 } from "../../src/domain/push-token-crypto.ts";
-import { endingSignals } from "../../src/ending-signals.ts";
+import { onInterrupt } from "../../src/ops/interrupt.ts";
 import { servingHeapFlags } from "../../src/supervisor/pool.ts";
 import { startFakeApns } from "../../test/fakes/apns-server.ts";
 import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
@@ -28,24 +28,15 @@ import { log, root, unlimited, work } from "./context.ts";
 import { running } from "./processes.ts";
 
 // Stopped from outside (Ctrl-C, a closed terminal, a timeout, pkill: any ending signal) at any
-// point. Once set up, `cleanup` takes everything down. While it sets up, PostgreSQL is stopped if
-// it is up (if it is still starting, its exit hook stops it), the scratch directory removed, and
-// the server processes stop when their parent is gone. A second signal meanwhile is ignored; the
-// exit code is the signal's (128 + its number). (main.ts installed its handler only after this
-// setup: a SIGTERM during it left PostgreSQL running on a scratch directory that no later run
-// looks at.)
+// point (src/ops/interrupt.ts). Once set up, `cleanup` takes everything down. While it sets up,
+// PostgreSQL is stopped if it is up (if it is still starting, its exit hook stops it), the
+// scratch directory removed, and the server processes stop when their parent is gone. (main.ts
+// installed its handler only after this setup: a SIGTERM during it left PostgreSQL running on a
+// scratch directory that no later run looks at.)
 let setUp = false;
-let stopping = false;
-for (const signal of endingSignals) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    const stop = setUp
-      ? cleanup()
-      : stopPg().then(() => rmSync(work, { recursive: true, force: true }));
-    void stop.finally(() => process.exit(128 + constants.signals[signal]));
-  });
-}
+onInterrupt(() =>
+  setUp ? cleanup() : stopPg().then(() => rmSync(work, { recursive: true, force: true })),
+);
 
 /**
  * What earlier runs that were SIGKILLed left behind: PostgreSQL still running on a scratch

@@ -1,8 +1,9 @@
 /**
- * An operator's command (`backup`, `restore`, `reencrypt-tokens`, `owner:setup-link`) that is
- * interrupted leaves nothing behind. Each thing it must undo is registered here while it holds
- * it: the embedded PostgreSQL it started (stopped: a fast shutdown, waited for), the scratch copy
- * of the tables and a half-written archive (removed). On an ending signal those run, newest
+ * A command that is interrupted leaves nothing behind: an operator's (`backup`, `restore`,
+ * `reencrypt-tokens`, `owner:setup-link`), the benchmark, the soak run. Each thing it must undo
+ * is registered here while it holds it: the embedded PostgreSQL it started (stopped: a fast
+ * shutdown, waited for), the servers it runs, the scratch copy of the tables and a half-written
+ * archive (removed). On an ending signal those run, newest
  * first, and the command then exits as the signal would have ended it (128 + its number). A
  * second signal within a second is the same request again (a terminal's Ctrl-C and npm's echo
  * of it); a later one exits at once (the exit still asks a PostgreSQL it started to stop).
