@@ -8,8 +8,7 @@
  * second signal within a second is the same request again (a terminal's Ctrl-C and npm's echo
  * of it); a later one exits at once (the exit still asks a PostgreSQL it started to stop).
  */
-import { constants } from "node:os";
-import { endingSignals } from "../ending-signals.ts";
+import { type EndingSignal, endingSignals, signalExitCode } from "../ending-signals.ts";
 
 type Undo = () => void | Promise<void>;
 
@@ -37,8 +36,8 @@ function listen(): void {
   for (const signal of endingSignals) process.on(signal, () => void interrupt(signal));
 }
 
-async function interrupt(signal: (typeof endingSignals)[number]): Promise<void> {
-  const code = 128 + constants.signals[signal];
+async function interrupt(signal: EndingSignal): Promise<void> {
+  const code = signalExitCode(signal);
   if (interruptedAt !== undefined) {
     if (Date.now() - interruptedAt >= 1_000) process.exit(code);
     return;

@@ -1,17 +1,20 @@
 /**
- * An embedded PostgreSQL whose owner was SIGKILLed, on a data directory nobody starts on again
- * (the benchmark's scratch directories): `stopAbandoned` stops it, and leaves alone one whose
- * owner lives and a directory that never had an owner.
+ * An embedded PostgreSQL outlives its owner only where the parent-death signal is missing (no
+ * setpriv, or an owner dead in the instant before setpriv set it): on this Linux an owner
+ * SIGKILLed takes its PostgreSQL with it, shut down cleanly. The orphan the other systems leave
+ * (PostgreSQL up, the process postgres.owner names gone) is made here by pointing the file at an
+ * ended process: `stopAbandoned` stops it (the benchmark's scratch directories, which nobody
+ * starts on again), and leaves alone one whose owner lives and a directory that never had one.
  *
- * An owner SIGKILLed whose process id the system has since given to another program: its
- * PostgreSQL is an orphan all the same, and the next start stops it instead of refusing.
+ * An owner whose process id the system has since given to another program: its PostgreSQL is
+ * an orphan all the same, and the next start stops it instead of refusing.
  *
  * And a postmaster.pid left by a PostgreSQL that was killed, naming a process id the system has
  * since given to another program: the next start neither signals that program nor is refused by
  * the stale lock file.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -48,22 +51,49 @@ async function owner(dir: string): Promise<ChildProcess> {
   return child;
 }
 
+/** The process id of a program that has ended. */
+async function endedPid(): Promise<number> {
+  const p = spawn("true", { stdio: "ignore" });
+  await new Promise((r) => p.once("exit", r));
+  return p.pid as number;
+}
+
+const postmasterOf = (pgDir: string) =>
+  Number(readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n")[0]);
+
+describe("an owner SIGKILLed", () => {
+  it("takes its PostgreSQL with it: a fast shutdown, at once, with nothing left to stop", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
+    dirs.push(dir);
+    const child = await owner(dir);
+    const postmaster = postmasterOf(join(dir, "pg"));
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+    // No exit hook ran; the parent-death signal asked PostgreSQL for a fast shutdown.
+    await waitFor(() => !alive(postmaster), 30_000);
+    expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
+    expect(await stopAbandoned(dir)).toBe(true); // abandoned, and nothing runs on it
+    let log = "";
+    const again = await startEmbeddedPostgres({ dir, log: (l) => (log += l) });
+    await again.stop();
+    expect(log).toMatch(/database system was shut down at/);
+    expect(log).not.toMatch(/not properly shut down|automatic recovery/);
+  }, 90_000);
+});
+
 describe("a data directory whose PostgreSQL outlived its owner", () => {
   it("is stopped once the owner is gone, and not while it lives", async () => {
     const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
     dirs.push(dir);
-    const child = await owner(dir);
-    const postmaster = Number(
-      readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0],
-    );
+    await owner(dir);
+    const postmaster = postmasterOf(join(dir, "pg"));
     expect(await stopAbandoned(dir)).toBe(false);
     expect(alive(postmaster)).toBe(true);
 
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-    // Its exit hook never ran: PostgreSQL is still up, an orphan.
-    expect(alive(postmaster)).toBe(true);
+    // The orphan a system without setpriv leaves: the owner the file names has ended.
+    const file = join(dir, "postgres.owner");
+    writeFileSync(file, readFileSync(file, "utf8").replace(/^\d+/, String(await endedPid())));
     expect(await stopAbandoned(dir)).toBe(true);
     expect(alive(postmaster)).toBe(false);
   }, 90_000);
@@ -73,13 +103,10 @@ describe("a data directory whose PostgreSQL outlived its owner", () => {
     dirs.push(dir);
     const child = await owner(dir);
     const pgDir = join(dir, "pg");
-    const postmaster = Number(readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    const postmaster = postmasterOf(pgDir);
     expect(runningCluster(dir, pgDir)?.owner).toBe(child.pid);
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-    // The system gives the owner's id to another program: the file is as the owner wrote it,
-    // but for the id.
+    // The owner gone without its PostgreSQL, and the system gives its id to another program:
+    // the file is as the owner wrote it, but for the id.
     const other = spawn("sleep", ["60"], { stdio: "ignore" });
     children.push(other);
     const file = join(dir, "postgres.owner");
@@ -130,7 +157,7 @@ describe("a postmaster.pid naming another program's process", () => {
     try {
       expect(alive(pid)).toBe(true);
       expect(other.signalCode).toBeNull();
-      const postmaster = Number(readFileSync(join(pgDir, "postmaster.pid"), "utf8").split("\n")[0]);
+      const postmaster = postmasterOf(pgDir);
       expect(postmaster).not.toBe(pid);
       expect(mayServe(postmaster, pgDir)).toBe(true);
       expect(runningCluster(dir, pgDir)?.pid).toBe(postmaster);

@@ -10,12 +10,12 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { constants, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
-import { endingSignals } from "../../src/ending-signals.ts";
+import { endingSignals, signalExitCode } from "../../src/ending-signals.ts";
 import { runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { alive } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -101,7 +101,7 @@ describe("an operator's command interrupted", () => {
       expect(readdirSync(scratch)).toHaveLength(1); // the scratch copy of the tables
 
       child.kill(signal);
-      expect(await exited, err).toBe(128 + constants.signals[signal]);
+      expect(await exited, err).toBe(signalExitCode(signal));
       expect(err).toContain(`interrupted by ${signal}: stopping what this command started`);
       expect(alive(postmaster)).toBe(false);
       expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);

@@ -1,13 +1,16 @@
 /**
  * Stop means stopped (issue "Run it unattended"): every ordinary way of stopping `npm start`
  * ends every process, with the embedded PostgreSQL last and shut down cleanly (its log says so,
- * and the next start recovers nothing), and one line says that Herald stopped.
+ * and the next start recovers nothing), and one line says that Herald stopped. So does any other
+ * signal whose default would end the supervisor; and SIGKILL, which no process can handle,
+ * still leaves nothing running.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { endingSignals } from "../../src/ending-signals.ts";
 import { type HeraldProcess, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { alive, descendants, type Row } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -113,6 +116,37 @@ describe("stopping npm start", () => {
     expect(readFileSync(join(dir, "postgres.log"), "utf8")).not.toMatch(
       /not properly shut down|automatic recovery/,
     );
+  }, 60_000);
+
+  it("every other signal whose default would end it (SIGUSR2, SIGALRM, …): a stop as for SIGTERM", async () => {
+    const asked = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+    const others = endingSignals.filter((s) => !asked.includes(s));
+    expect(others).toContain("SIGUSR2");
+    for (const signal of others) {
+      const dir = dataDir();
+      const { proc, tree } = await started(dir);
+      proc.child.kill(signal);
+      expect(await proc.exited, signal).toBe(0);
+      await stoppedCleanly(dir, tree);
+      expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
+    }
+  }, 180_000);
+
+  it("SIGKILL to the supervisor: the serving processes and PostgreSQL end all the same", async () => {
+    const dir = dataDir();
+    const { proc, tree } = await started(dir);
+    proc.child.kill("SIGKILL");
+    await proc.exited;
+    // The serving processes see their supervisor gone; PostgreSQL gets its parent-death signal.
+    await waitFor(() => tree.every((pid) => !alive(pid)), 30_000);
+    expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
+    // Shut down, not killed: the next start finds nothing to recover, and no one in its way.
+    const again = await spawnHerald({ HERALD_DATA_DIR: dir, HERALD_PROCESSES: "1" });
+    again.child.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
+    const log = readFileSync(join(dir, "postgres.log"), "utf8");
+    expect(log).toMatch(/database system was shut down at/);
+    expect(log).not.toMatch(/not properly shut down|automatic recovery/);
   }, 60_000);
 
   it("Ctrl-C in a terminal: readable lines, then one line saying it stopped", async () => {

@@ -4,14 +4,14 @@
  * clones its own database from it (test/helpers/db.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { constants, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { buildServer } from "../../scripts/build-server.ts";
 import { buildWeb } from "../../scripts/build-web.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { openDatabase } from "../../src/db/orm.ts";
-import { endingSignals } from "../../src/ending-signals.ts";
+import { endingSignals, signalExitCode } from "../../src/ending-signals.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -42,9 +42,9 @@ export default async function setup(project: TestProject) {
     serverUrl = pg.serverUrl;
     // Vitest ends the run itself on SIGINT and SIGTERM, and its exit stops this PostgreSQL (the
     // exit hook of server.ts). Node's default for the other ending signals (a closed terminal,
-    // Ctrl-\) would end it with no exit hook run, and leave PostgreSQL running.
+    // Ctrl-\, the rest of ending-signals.ts) would end it with no exit hook run.
     for (const signal of endingSignals.filter((s) => s !== "SIGINT" && s !== "SIGTERM")) {
-      process.once(signal, () => process.exit(128 + constants.signals[signal]));
+      process.once(signal, () => process.exit(signalExitCode(signal)));
     }
     stop = async () => {
       await pg.stop();

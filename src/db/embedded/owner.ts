@@ -4,10 +4,11 @@
  * directory, says which Herald process started it (the supervisor of `npm start`, or an
  * operator's command that found none running). A running server whose owner is alive belongs
  * to someone: an operator's command uses it and never stops it, and a second `npm start`
- * refuses to start. One whose owner is gone is an orphan (its owner was SIGKILLed): the next
- * `npm start` stops it before starting its own.
+ * refuses to start. One whose owner is gone is an orphan: the next `npm start` stops it before
+ * starting its own. On Linux an owner's death, however it comes (SIGKILL included), stops its
+ * PostgreSQL at once (`tiedToOwner`), so an orphan is what a system without setpriv leaves.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { relocatedClusterDir } from "./user.ts";
 
@@ -17,6 +18,24 @@ export interface RunningCluster {
   port: number;
   /** The Herald process that started it, if it is still alive. */
   owner: number | undefined;
+}
+
+/** util-linux's setpriv, where the system has it (Linux's; Debian's util-linux is essential). */
+const setpriv =
+  process.platform === "linux"
+    ? ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p))
+    : undefined;
+
+/**
+ * The command line that runs `command` so that it gets SIGINT (PostgreSQL's fast shutdown) when
+ * the process that starts it dies, however it dies: SIGKILL, a fault, a signal left at Node's
+ * default. That is Linux's parent-death signal, set by setpriv, which then execs the command
+ * (the setting survives exec; the spawn changes user before setpriv runs, which would clear
+ * it). Where there is no setpriv, or if the owner dies in the instant before setpriv sets it,
+ * the next start stops the orphan.
+ */
+export function tiedToOwner(command: string, args: string[]): [string, string[]] {
+  return setpriv ? [setpriv, ["--pdeathsig", "INT", "--", command, ...args]] : [command, args];
 }
 
 export function alive(pid: number): boolean {

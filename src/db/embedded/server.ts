@@ -27,6 +27,7 @@ import {
   releaseOwnership,
   runningCluster,
   stopOrphan,
+  tiedToOwner,
 } from "./owner.ts";
 import { clusterDir, postgresUser, type RunAs, reachableBinaries } from "./user.ts";
 
@@ -112,15 +113,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const initialized = !existsSync(join(dir, "PG_VERSION"));
   if (initialized) await initdb(join(native, "bin", "initdb"), dir, user, log);
   const port = await freePort();
-  const postgres = spawn(
-    join(native, "bin", "postgres"),
-    ["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", ...(opts.flags ?? [])],
-    { ...user, detached: true, stdio: ["ignore", "ignore", "pipe"] },
-  );
+  const [command, args] = tiedToOwner(join(native, "bin", "postgres"), [
+    ...["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1"],
+    ...(opts.flags ?? []),
+  ]);
+  const postgres = spawn(command, args, {
+    ...user,
+    detached: true,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   postgres.stderr?.on("data", (d: Buffer) => log(d.toString("utf8")));
   // However this process ends (an error nobody caught, a test runner ended by a closed pipe),
   // the PostgreSQL it started ends with it: a fast shutdown, asked at exit (nothing async runs
-  // then). Only SIGKILL leaves it behind, for the next start to stop (stopOrphan).
+  // then). An end with no exit hook (SIGKILL) is tiedToOwner's.
   const atExit = () => {
     if (postgres.exitCode === null && postgres.signalCode === null) postgres.kill("SIGINT");
   };
