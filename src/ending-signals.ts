@@ -33,7 +33,7 @@ export const endingSignals: readonly EndingSignal[] = [...asked, ...byMistake].f
 );
 
 /** The exit code of a process ended by `signal`, as a shell reports it: 128 + its number. */
-export function signalExitCode(signal: EndingSignal): number {
+export function signalExitCode(signal: NodeJS.Signals): number {
   return 128 + (signalNumber(signal) ?? 0);
 }
 

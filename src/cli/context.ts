@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import type { EndingSignal } from "../ending-signals.ts";
 import { HeraldError } from "../sdk/errors.ts";
 
 export interface Io {
@@ -29,6 +30,11 @@ export interface Io {
    * returned function has not been called. Absent when standard input is no terminal.
    */
   onKey?: (handler: (key: string) => void) => () => void;
+  /**
+   * The ending signals this process receives (ending-signals.ts), while the returned function
+   * has not been called: `herald run` passes them on to its command. Absent in-process.
+   */
+  onEndingSignal?: (handler: (signal: EndingSignal) => void) => () => void;
 }
 
 /** What `herald login` and `herald listen` remember. Written with mode 0600. */

@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { endingSignals } from "../ending-signals.ts";
 import type { Command } from "./command.ts";
 import { accountDelete, accountPassword, tokensList } from "./commands/account.ts";
 import { ask } from "./commands/ask.ts";
@@ -270,6 +271,12 @@ export async function main(): Promise<void> {
     signal: abort.signal,
     prompt: promptOnTerminal,
     ...(process.stdin.isTTY ? { onKey: keysOnTerminal(abort) } : {}),
+    onEndingSignal: (handler) => {
+      for (const s of endingSignals) process.on(s, handler);
+      return () => {
+        for (const s of endingSignals) process.off(s, handler);
+      };
+    },
   });
   process.exitCode = code;
 }

@@ -1,13 +1,16 @@
 /**
  * Habits of good CLIs: --version, help with every flag and an example, our own words for a bad
  * flag, standard input read only when asked (a shell loop's input is not swallowed, an idle pipe
- * does not hang), the installed command run as a person runs it.
+ * does not hang), the installed command run as a person runs it, and `herald run` passing a
+ * signal on to its command instead of leaving it running.
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliFor, home } from "../helpers/cli.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { alive } from "../helpers/tree.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -125,5 +128,34 @@ describe("ids and --json", () => {
     const history = JSON.parse((await cli(["history", "--json"], { home: h })).stdout);
     expect(history[0]).toHaveProperty("created_at");
     expect(history[0]).toHaveProperty("deliveries");
+  });
+});
+
+describe("herald run, asked to end", () => {
+  it("passes the signal on to its command, waits for it, and reports how it ended", async () => {
+    // Herald alone gets the signal, as from `kill` or a CI runner cancelling a job.
+    const waiting = "console.log('up ' + process.pid); setInterval(() => {}, 1000)";
+    const child = spawn(
+      process.execPath,
+      [bin, "run", "--json", "--", process.execPath, "-e", waiting],
+      {
+        env: { ...process.env, HERALD_URL: server.url, HERALD_API_KEY: server.apiKey },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise((r) => child.once("exit", (code) => r(code)));
+    await waitFor(() => /up \d+/.test(out), 20_000);
+    const command = Number(/up (\d+)/.exec(out)?.[1]);
+    child.kill("SIGTERM");
+    expect(await exited).toBe(143);
+    expect(alive(command)).toBe(false);
+    const n = await get(JSON.parse(out.trim().split("\n").at(-1) as string).id);
+    expect(n.title).toMatch(/failed \(exit 143, SIGTERM\)$/);
+    expect(n.priority).toBe("high");
+    expect(n.metadata).toMatchObject({ exit_code: 143, signal: "SIGTERM" });
   });
 });

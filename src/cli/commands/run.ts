@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { basename } from "node:path";
+import { signalExitCode } from "../../ending-signals.ts";
 import type { Command } from "../command.ts";
 import { CliError, exit } from "../context.ts";
 import { redactSecrets } from "../redact.ts";
@@ -45,6 +46,7 @@ export const run: Command = {
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString("utf8")).slice(-64 * 1024);
     };
+    let endedBy: NodeJS.Signals | undefined;
     const code = await new Promise<number>((resolve) => {
       const child = spawn(cmd, args, {
         stdio: ["inherit", "pipe", "pipe"],
@@ -58,11 +60,19 @@ export const run: Command = {
         ctx.io.stderr(c.toString("utf8"));
         keep(c);
       });
+      // Asked to end (a `kill`, a CI job cancelled), herald passes it on and waits, as npm does:
+      // the command is not left running unseen, and its end is still reported.
+      const forget = ctx.io.onEndingSignal?.((signal) => child.kill(signal));
       child.on("error", (e) => {
+        forget?.();
         ctx.io.stderr(`herald: cannot run ${cmd}: ${e.message}\n`);
         resolve(127);
       });
-      child.on("close", (c, signal) => resolve(c ?? (signal ? 128 + 15 : 1)));
+      child.on("close", (c, signal) => {
+        forget?.();
+        endedBy = signal ?? undefined;
+        resolve(c ?? (signal ? signalExitCode(signal) : 1));
+      });
     });
     const seconds = (Date.now() - started) / 1000;
     // Redacted before it is cut: a cut could leave half a secret that no pattern recognises.
@@ -71,7 +81,7 @@ export const run: Command = {
     const shown = shorten(command, 80);
     const title =
       (values.title as string | undefined) ??
-      `${ok ? "✓" : "✗"} ${shown} ${ok ? "succeeded" : `failed (exit ${code})`}`;
+      `${ok ? "✓" : "✗"} ${shown} ${ok ? "succeeded" : `failed (exit ${code}${endedBy ? `, ${endedBy}` : ""})`}`;
     const last = tail > 0 ? redactSecrets(tailLines(output, tail)) : "";
     const input = notifyInput(
       title,
@@ -84,6 +94,7 @@ export const run: Command = {
       duration_seconds: Math.round(seconds * 1000) / 1000,
       host: hostname(),
       command,
+      ...(endedBy ? { signal: endedBy } : {}),
     } as typeof input.metadata;
     try {
       const n = await publish(ctx, input, values["idempotency-key"] as string | undefined);
