@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { basename } from "node:path";
 import { signalExitCode } from "../../ending-signals.ts";
 import type { Command } from "../command.ts";
-import { CliError, exit } from "../context.ts";
+import { CliError, type Context, exit } from "../context.ts";
 import { redactSecrets } from "../redact.ts";
 import { notificationJson, notifyFlags, notifyInput, notifyOptions, publish } from "./notify.ts";
 
@@ -22,6 +22,45 @@ function shorten(text: string, max: number): string {
   if (text.length <= max) return text;
   const cut = text.lastIndexOf(" ", max - 1);
   return `${text.slice(0, cut > max / 2 ? cut : max - 1)}…`;
+}
+
+/** Runs the command with its output passed through; its exit code, the signal that ended it. */
+function runCommand(
+  ctx: Context,
+  cmd: string,
+  args: string[],
+): Promise<{ code: number; endedBy?: NodeJS.Signals; output: string }> {
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-64 * 1024);
+  };
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, {
+      stdio: ["inherit", "pipe", "pipe"],
+      env: ctx.io.env as NodeJS.ProcessEnv,
+    });
+    child.stdout.on("data", (c: Buffer) => {
+      ctx.io.stdout(c.toString("utf8"));
+      keep(c);
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      ctx.io.stderr(c.toString("utf8"));
+      keep(c);
+    });
+    // Asked to end (a `kill`, a CI job cancelled), herald passes it on and waits, as npm does:
+    // the command is not left running unseen, and its end is still reported.
+    const forget = ctx.io.onEndingSignal?.((signal) => child.kill(signal));
+    child.on("error", (e) => {
+      forget?.();
+      ctx.io.stderr(`herald: cannot run ${cmd}: ${e.message}\n`);
+      resolve({ code: 127, output });
+    });
+    child.on("close", (c, signal) => {
+      forget?.();
+      const code = c ?? (signal ? signalExitCode(signal) : 1);
+      resolve({ code, ...(signal ? { endedBy: signal } : {}), output });
+    });
+  });
 }
 
 export const run: Command = {
@@ -42,38 +81,7 @@ export const run: Command = {
     if (!Number.isInteger(tail) || tail < 0)
       throw new CliError("--tail must be a whole number", exit.usage);
     const started = Date.now();
-    let output = "";
-    const keep = (chunk: Buffer) => {
-      output = (output + chunk.toString("utf8")).slice(-64 * 1024);
-    };
-    let endedBy: NodeJS.Signals | undefined;
-    const code = await new Promise<number>((resolve) => {
-      const child = spawn(cmd, args, {
-        stdio: ["inherit", "pipe", "pipe"],
-        env: ctx.io.env as NodeJS.ProcessEnv,
-      });
-      child.stdout.on("data", (c: Buffer) => {
-        ctx.io.stdout(c.toString("utf8"));
-        keep(c);
-      });
-      child.stderr.on("data", (c: Buffer) => {
-        ctx.io.stderr(c.toString("utf8"));
-        keep(c);
-      });
-      // Asked to end (a `kill`, a CI job cancelled), herald passes it on and waits, as npm does:
-      // the command is not left running unseen, and its end is still reported.
-      const forget = ctx.io.onEndingSignal?.((signal) => child.kill(signal));
-      child.on("error", (e) => {
-        forget?.();
-        ctx.io.stderr(`herald: cannot run ${cmd}: ${e.message}\n`);
-        resolve(127);
-      });
-      child.on("close", (c, signal) => {
-        forget?.();
-        endedBy = signal ?? undefined;
-        resolve(c ?? (signal ? signalExitCode(signal) : 1));
-      });
-    });
+    const { code, endedBy, output } = await runCommand(ctx, cmd, args);
     const seconds = (Date.now() - started) / 1000;
     // Redacted before it is cut: a cut could leave half a secret that no pattern recognises.
     const command = redactSecrets([basename(cmd), ...args].join(" "));
