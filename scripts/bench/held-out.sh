@@ -15,7 +15,7 @@ server=${1:-postgres://postgres@127.0.0.1:5432}
 secs=${2:-10}
 work=$(mktemp -d)
 # Stopped from outside (any ending signal), the Herald it started stops too.
-trap '[ -n "${sup:-}" ] && { kill -TERM "$sup" 2>/dev/null; wait "$sup" || true; }; rm -rf "$work"' EXIT
+trap 'if [ -n "${sup:-}" ]; then kill -TERM "$sup" 2>/dev/null || true; wait "$sup" || true; fi; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM HUP QUIT
 body=${BODY:-bench}
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work" "$body"

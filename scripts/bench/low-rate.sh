@@ -18,7 +18,7 @@ work=$(mktemp -d)
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work"
 port=18667
 db=herald_low_rate
-trap '[ -n "${sup:-}" ] && { kill -TERM "$sup" 2>/dev/null; wait "$sup" || true; }; rm -rf "$work"' EXIT
+trap 'if [ -n "${sup:-}" ]; then kill -TERM "$sup" 2>/dev/null || true; wait "$sup" || true; fi; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM HUP QUIT
 start_herald "$server" "$db" "$work/data" "$port" "$work/log"
 publish_args "$proto" "$work" "$port"

@@ -21,8 +21,8 @@ pid=""
 stop() {
   local postmaster
   postmaster=$(head -1 "$dir/data/postmaster.pid" 2>/dev/null || true)
-  [ -n "$postmaster" ] && kill -INT "$postmaster" 2>/dev/null
-  [ -n "$pid" ] && wait "$pid" 2>/dev/null
+  if [ -n "$postmaster" ]; then kill -INT "$postmaster" 2>/dev/null || true; fi
+  if [ -n "$pid" ]; then wait "$pid" 2>/dev/null || true; fi
   rm -rf "$dir"
 }
 trap stop EXIT
