@@ -82,9 +82,9 @@ export interface GroupCommitOptions {
  * publishes a second than 1 (h2load, REST and gRPC, alternated: BENCHMARKS.md). 24 against 16
  * (forty-first session): 50 REST connections at their maximum made three cohorts of about 16
  * (one flushing, one waiting for that flush, one on its way back), each commit a WAL flush of
- * its own; at 24 they make fewer, larger commits. REST 13-17 % more a second on this machine's
- * disk and on one whose flush is 2 ms slower, gRPC the same or more; 28 and 32 lost on the slow
- * disk (the cohort never grew that large).
+ * its own; at 24 they make fewer, larger commits. On a disk whose flush is 2 ms slower, REST 15 %
+ * and gRPC 6 % more a second (four alternations); on this machine's own disk within its noise
+ * (+2-3 %, eight); 28 and 32 lost on the slow disk (the cohort never grew that large).
  */
 export const besideAtLeast = 24;
 
