@@ -50,15 +50,18 @@ async function stoppedCleanly(dir: string, tree: number[]): Promise<void> {
   expect(log.trimEnd().split("\n").at(-1)).toMatch(/database system is shut down/);
 }
 
+/** `signal` to the supervisor alone: everything stops cleanly, and the last line says so. */
+async function stopsOn(signal: NodeJS.Signals): Promise<void> {
+  const dir = dataDir();
+  const { proc, tree } = await started(dir);
+  proc.child.kill(signal);
+  expect(await proc.exited, signal).toBe(0);
+  await stoppedCleanly(dir, tree);
+  expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
+}
+
 describe("stopping npm start", () => {
-  it("SIGTERM to the supervisor alone", async () => {
-    const dir = dataDir();
-    const { proc, tree } = await started(dir);
-    proc.child.kill("SIGTERM");
-    expect(await proc.exited).toBe(0);
-    await stoppedCleanly(dir, tree);
-    expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
-  }, 60_000);
+  it("SIGTERM to the supervisor alone", () => stopsOn("SIGTERM"), 60_000);
 
   it("SIGINT to the whole process group, and again a second later", async () => {
     const dir = dataDir();
@@ -122,14 +125,7 @@ describe("stopping npm start", () => {
     const asked = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
     const others = endingSignals.filter((s) => !asked.includes(s));
     expect(others).toContain("SIGUSR2");
-    for (const signal of others) {
-      const dir = dataDir();
-      const { proc, tree } = await started(dir);
-      proc.child.kill(signal);
-      expect(await proc.exited, signal).toBe(0);
-      await stoppedCleanly(dir, tree);
-      expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
-    }
+    for (const signal of others) await stopsOn(signal);
   }, 180_000);
 
   it("SIGKILL to the supervisor: the serving processes and PostgreSQL end all the same", async () => {
