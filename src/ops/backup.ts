@@ -6,8 +6,7 @@
  * environment (HERALD_TOKEN_KEYS, HERALD_VAPID_*) are not in the archive: keep them where they
  * live. The archive holds secrets: it is written with mode 0600. docs/operations.md, "Backups".
  */
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
 import { dumpTables } from "../db/index.ts";
@@ -15,6 +14,7 @@ import { writeArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
 import { interrupted, onInterrupt } from "./interrupt.ts";
 import { backupFormat, keyFiles } from "./restore-plan.ts";
+import { scratchDirectory } from "./scratch.ts";
 
 const target = process.argv[2];
 if (!target) {
@@ -23,7 +23,7 @@ if (!target) {
 }
 const file = resolve(target);
 const config = loadConfig();
-const work = mkdtempSync(join(tmpdir(), "herald-backup-"));
+const work = scratchDirectory("herald-backup-");
 // The tables' copy holds what the archive holds: a failed or interrupted backup leaves neither.
 const dropPartial = () => rmSync(`${file}.partial`, { force: true });
 const dropWork = () => rmSync(work, { recursive: true, force: true });

@@ -5,8 +5,7 @@
  * this Herald has that the archive's did not. Notifications, devices (their tokens open with
  * the restored keys), API keys, webhooks: all as they were. It refuses to write over anything.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
 import { hasAccounts, loadTables, openDatabase } from "../db/index.ts";
@@ -14,6 +13,7 @@ import { extractArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
 import { interrupted, onInterrupt } from "./interrupt.ts";
 import { type BackupManifest, refusal } from "./restore-plan.ts";
+import { scratchDirectory } from "./scratch.ts";
 
 const source = process.argv[2];
 if (!source) {
@@ -21,7 +21,7 @@ if (!source) {
   process.exit(2);
 }
 const config = loadConfig();
-const work = mkdtempSync(join(tmpdir(), "herald-restore-"));
+const work = scratchDirectory("herald-restore-");
 onInterrupt(() => rmSync(work, { recursive: true, force: true }));
 // What this restore made (the data directory if it was not there, a cluster it initialised, the
 // key files it copied) goes again if it fails or is interrupted, its database stopped first: a

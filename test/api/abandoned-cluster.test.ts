@@ -18,8 +18,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { alive, mayServe, runningCluster, stopAbandoned } from "../../src/db/embedded/owner.ts";
+import { mayServe, runningCluster, stopAbandoned } from "../../src/db/embedded/owner.ts";
 import { startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
+import { alive } from "../../src/process-stamp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const dirs: string[] = [];

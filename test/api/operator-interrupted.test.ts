@@ -5,6 +5,9 @@
  * it stops that PostgreSQL (a clean shutdown, waited for), removes its scratch copy of the
  * tables and its half-written archive, and exits as the signal would have ended it.
  *
+ * SIGKILL, which no process can handle: its PostgreSQL ends all the same (the parent-death
+ * signal), and the scratch copy it leaves is removed by the next backup.
+ *
  * Half-way is made certain, not timed: a prepared transaction (which outlives a restart) holds a
  * table the backup must copy, so the backup waits on its lock until the signal comes.
  */
@@ -115,4 +118,32 @@ describe("an operator's command interrupted", () => {
     expect(log).toMatch(/database system is ready/);
     expect(log).not.toMatch(/not properly shut down|automatic recovery/);
   }, 180_000);
+
+  it("SIGKILLed: its PostgreSQL ends with it, and the next backup removes the copy it left", async () => {
+    const dir = await heldDataDir();
+    const scratch = scratchDir("herald-killed-tmp-");
+    const archive = join(scratch, "herald.tar.gz");
+    const env = { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dir, TMPDIR: scratch };
+    const backup = () =>
+      spawn(process.execPath, [runScript, "ops/backup", archive], { env, stdio: "ignore" });
+    const killed = backup();
+    const exited = new Promise((r) => killed.once("exit", (_code, signal) => r(signal)));
+    await waitFor(() => copyWaiting(dir), 60_000);
+    const postmaster = cluster(dir).pid;
+    killed.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    // No handler ran: the parent-death signal stopped PostgreSQL; the copy stays, for now.
+    await waitFor(() => !alive(postmaster), 30_000);
+    const left = readdirSync(scratch);
+    expect(left).toEqual([expect.stringMatching(/^herald-backup-/)]);
+    expect(readdirSync(join(scratch, left[0] as string))).toContain("notification.copy");
+
+    // `held` let go, the next backup runs to its end and takes the dead one's copy away.
+    const pgAgain = await startEmbeddedPostgres({ dir });
+    await sql(pgAgain.url, ["commit prepared 'held'"]);
+    await pgAgain.stop();
+    const next = backup();
+    expect(await new Promise((r) => next.once("exit", r))).toBe(0);
+    expect(readdirSync(scratch)).toEqual(["herald.tar.gz"]);
+  }, 120_000);
 });

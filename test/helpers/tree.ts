@@ -39,4 +39,4 @@ export function servingProcesses(supervisor: number): number[] {
 }
 
 /** Whether a process runs (the supervisor's own check, from src/db/embedded/owner.ts). */
-export { alive } from "../../src/db/embedded/owner.ts";
+export { alive } from "../../src/process-stamp.ts";

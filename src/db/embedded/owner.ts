@@ -8,8 +8,16 @@
  * starting its own. On Linux an owner's death, however it comes (SIGKILL included), stops its
  * PostgreSQL at once (`tiedToOwner`), so an orphan is what a system without setpriv leaves.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import {
+  alive,
+  readStamp,
+  type Stamp,
+  stampedAlive,
+  stampedGone,
+  stampThisProcess,
+} from "../../process-stamp.ts";
 import { relocatedClusterDir } from "./user.ts";
 
 export interface RunningCluster {
@@ -36,16 +44,6 @@ const setpriv =
  */
 export function tiedToOwner(command: string, args: string[]): [string, string[]] {
   return setpriv ? [setpriv, ["--pdeathsig", "INT", "--", command, ...args]] : [command, args];
-}
-
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive, but another user's (a root-owned supervisor seen by an unprivileged user).
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /**
@@ -94,57 +92,23 @@ export function clearStaleLock(pgDir: string): boolean {
 
 const ownerFile = (dataDir: string) => join(dataDir, "postgres.owner");
 
-/**
- * When a process started, where the system says (Linux: clock ticks after boot, field 22 of
- * /proc/<pid>/stat, after the command's name in parentheses, which may hold anything).
- */
-export function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether the Herald process `postgres.owner` names still runs. Its id alone is not enough: a
- * SIGKILLed owner's id may since have gone to another program, which would have every later start
- * refused. So the file also holds when the owner started, and a live process that started at
- * another time is not it. A file without that time (older Herald), or a system that cannot say,
- * is judged by the id alone.
- */
-function ownerAlive(owner: { pid: number; start?: string }): boolean {
-  if (!(owner.pid > 0) || owner.pid === process.pid || !alive(owner.pid)) return false;
-  const now = owner.start === undefined ? undefined : startTimeOf(owner.pid);
-  return now === undefined || now === owner.start;
-}
-
 /** The PostgreSQL running on `pgDir` (from its postmaster.pid), if one is. */
 export function runningCluster(dataDir: string, pgDir: string): RunningCluster | undefined {
   const lock = lockFile(pgDir);
   if (!lock || !alive(lock.pid) || !mayServe(lock.pid, pgDir)) return undefined;
   const { pid, port } = lock;
   const owner = recordedOwner(dataDir);
-  return { pid, port, owner: owner && ownerAlive(owner) ? owner.pid : undefined };
+  return { pid, port, owner: owner && stampedAlive(owner) ? owner.pid : undefined };
 }
 
 /** The process `postgres.owner` names (its id, and when it started), if the file is there. */
-function recordedOwner(dataDir: string): { pid: number; start?: string } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(ownerFile(dataDir), "utf8");
-  } catch {
-    return undefined;
-  }
-  const [pid, start] = text.trim().split(/\s+/);
-  return { pid: Number(pid), start };
+function recordedOwner(dataDir: string): Stamp | undefined {
+  return readStamp(ownerFile(dataDir));
 }
 
 /** Records this process as the owner of the data directory's PostgreSQL, and when it started. */
 export function claimOwnership(dataDir: string): void {
-  const start = startTimeOf(process.pid);
-  writeFileSync(ownerFile(dataDir), `${process.pid}${start ? ` ${start}` : ""}\n`, { mode: 0o644 });
+  stampThisProcess(ownerFile(dataDir));
 }
 
 /** Forgets the owner, if it is this process. */
@@ -181,6 +145,5 @@ export async function stopAbandoned(dataDir: string): Promise<boolean> {
       return true;
     }
   }
-  const owner = recordedOwner(dataDir);
-  return owner !== undefined && owner.pid > 0 && owner.pid !== process.pid && !ownerAlive(owner);
+  return stampedGone(recordedOwner(dataDir));
 }
