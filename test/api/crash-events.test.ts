@@ -4,9 +4,6 @@
  * answered once (re-sent with the same webhook-id after the lease), and the scheduled
  * notification is released once, not before its time.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +16,7 @@ import { freshDatabase, sql } from "../helpers/db.ts";
 import { body } from "../helpers/http.ts";
 import { spawnHerald, waitForKey } from "../helpers/process.ts";
 import { testTokenKeys } from "../helpers/server.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.ts";
 
@@ -43,7 +41,7 @@ describe("a server killed while webhooks and a schedule are due", () => {
       HERALD_PROCESSES: "1",
       HERALD_OWNER_EMAIL: "events@example.com",
       HERALD_OWNER_PASSWORD: password,
-      HERALD_DATA_DIR: mkdtempSync(join(tmpdir(), "herald-events-")),
+      HERALD_DATA_DIR: tempDir("herald-events-"),
       HERALD_DELIVERY_LEASE_SECONDS: "2",
       HERALD_WEBHOOK_ALLOW_PRIVATE: "1",
       // All four events in flight at once to the one endpoint, each cut at 2 s (its lease, 4 s,

@@ -5,9 +5,6 @@
  * a model can act on; `/mcp` wants a credential; no credential ever shows in tool output or
  * the stdio server's own messages.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -18,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { body, type JsonBody } from "../helpers/http.ts";
 import { defaultTestSenders, startServer, type TestServer } from "../helpers/server.ts";
 import { listen, signInStreamDevice } from "../helpers/streams.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 let server: TestServer;
 /** Everything the server logs, at debug level. */
@@ -64,7 +62,7 @@ function overStdio() {
     args: [bin, "mcp"],
     env: {
       PATH: process.env.PATH ?? "",
-      HOME: mkdtempSync(join(tmpdir(), "herald-mcp-")),
+      HOME: tempDir("herald-mcp-"),
       HERALD_URL: server.url,
       HERALD_API_KEY: server.apiKey,
     },

@@ -2,8 +2,7 @@
  * `npm start` with Web Push against the fake push service (test/fakes/web-push-server.ts): the
  * environment that makes the build trust the fake and send to it, and browsers signed in to it.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -12,13 +11,14 @@ import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { testCertificate } from "../fakes/tls.ts";
 import type { FakeWebPush } from "../fakes/web-push-server.ts";
 import { testTokenKeys } from "./server.ts";
+import { tempDir } from "./temp.ts";
 
 /** The environment of a Herald whose owner is `email` and whose Web Push reaches the fake. */
 export async function webPushHeraldEnv(
   email: string,
   password: string,
 ): Promise<Record<string, string>> {
-  const dir = mkdtempSync(join(tmpdir(), "herald-web-push-"));
+  const dir = tempDir("herald-web-push-");
   const caFile = join(dir, "ca.pem");
   writeFileSync(caFile, (await testCertificate()).cert);
   const vapid = webpush.generateVAPIDKeys();

@@ -1,10 +1,10 @@
-import { chmodSync, mkdtempSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.ts";
 import { loadPushTokenKeys } from "../../../src/ops/push-token-keys.ts";
 import { loadVapidKeys } from "../../../src/ops/vapid-keys.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** The configuration read from `env`, with the data directory `dir`. */
 const configIn = (dir: string, env: Record<string, string> = {}) =>
@@ -12,7 +12,7 @@ const configIn = (dir: string, env: Record<string, string> = {}) =>
 
 describe("generated key files in the data directory", () => {
   it("are created with mode 0600, re-chmodded, and reused on the next start", () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-keys-"));
+    const dir = tempDir("herald-keys-");
     const first = loadPushTokenKeys(configIn(dir));
     const vapid = loadVapidKeys(configIn(dir));
     for (const f of ["token-keys.json", "vapid.json"]) {

@@ -1,5 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -7,10 +6,11 @@ import {
   reachableByOthers,
   relocatedClusterDir,
 } from "../../../../src/db/embedded/user.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 /** A directory of mode 0700 (like root's home) with a fake PostgreSQL install inside. */
 function closedHome(): { home: string; native: string } {
-  const home = mkdtempSync(join(tmpdir(), "herald-home-"));
+  const home = tempDir("herald-home-");
   chmodSync(home, 0o700);
   const native = join(home, "checkout", "node_modules", "native");
   mkdirSync(join(native, "bin"), { recursive: true });
@@ -27,7 +27,7 @@ describe("the embedded cluster as root", () => {
   });
   it("copies unreachable binaries once per version to a reachable place", () => {
     const { native } = closedHome();
-    const parent = mkdtempSync(join(tmpdir(), "herald-var-"));
+    const parent = tempDir("herald-var-");
     chmodSync(parent, 0o755);
     const target = join(parent, "lib", "herald");
     const copy = reachableBinaries(native, "18.4", target);
