@@ -27,7 +27,7 @@ export function alive(pid: number): boolean {
  * When a process started, where the system says (Linux: clock ticks after boot, field 22 of
  * /proc/<pid>/stat, after the command's name in parentheses, which may hold anything).
  */
-export function startTimeOf(pid: number): string | undefined {
+function startTimeOf(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];

@@ -23,14 +23,11 @@ if (!target) {
 }
 const file = resolve(target);
 const config = loadConfig();
-const work = scratchDirectory("herald-backup-");
 // The tables' copy holds what the archive holds: a failed or interrupted backup leaves neither.
+const scratch = scratchDirectory("herald-backup-");
+const work = scratch.path;
 const dropPartial = () => rmSync(`${file}.partial`, { force: true });
-const dropWork = () => rmSync(work, { recursive: true, force: true });
-onInterrupt(() => {
-  dropPartial();
-  dropWork();
-});
+onInterrupt(dropPartial);
 try {
   const db = await commandDatabase(config);
   const dump = await dumpTables(db.url, work).finally(() => db.stop());
@@ -65,5 +62,5 @@ try {
   if (!interrupted()) process.stderr.write(`backup failed: ${(err as Error).message}\n`);
   process.exitCode = 1;
 } finally {
-  dropWork();
+  scratch.remove();
 }

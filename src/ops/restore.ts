@@ -21,8 +21,8 @@ if (!source) {
   process.exit(2);
 }
 const config = loadConfig();
-const work = scratchDirectory("herald-restore-");
-onInterrupt(() => rmSync(work, { recursive: true, force: true }));
+const scratch = scratchDirectory("herald-restore-");
+const work = scratch.path;
 // What this restore made (the data directory if it was not there, a cluster it initialised, the
 // key files it copied) goes again if it fails or is interrupted, its database stopped first: a
 // retry then meets no half of it ("already has a database"). Nothing that was there before.
@@ -73,5 +73,5 @@ try {
   unmake();
   process.exitCode = 1;
 } finally {
-  rmSync(work, { recursive: true, force: true });
+  scratch.remove();
 }

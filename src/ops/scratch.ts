@@ -1,25 +1,41 @@
 /**
  * An operator command's scratch directory in TMPDIR (a backup's copy of every table: hashed keys,
- * sealed tokens, webhook secrets). The command removes it however it ends, save SIGKILL, which
- * runs nothing; so each directory is stamped with its command's process (process-stamp.ts), and
- * the next command of the kind removes those whose command has ended.
+ * sealed tokens, webhook secrets). It goes however the command ends: the command removes it when
+ * done or failed, an ending signal removes it (interrupt.ts), and SIGKILL, which runs nothing,
+ * leaves it stamped with its command's process (process-stamp.ts) for the next command of the
+ * kind to remove once that process has ended.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readStamp, stampedGone, stampThisProcess } from "../process-stamp.ts";
+import { onInterrupt } from "./interrupt.ts";
 
 const stampName = "owner";
 
+export interface Scratch {
+  path: string;
+  /** Removes the directory and all in it (again: a no-op). */
+  remove(): void;
+}
+
 /** A new scratch directory named `prefix…`, after removing the ones killed commands left. */
-export function scratchDirectory(prefix: string): string {
+export function scratchDirectory(prefix: string): Scratch {
   for (const name of readdirSync(tmpdir())) {
     const dir = join(tmpdir(), name);
     if (name.startsWith(prefix) && stampedGone(readStamp(join(dir, stampName)))) {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  stampThisProcess(join(dir, stampName));
-  return dir;
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  stampThisProcess(join(path, stampName));
+  const drop = () => rmSync(path, { recursive: true, force: true });
+  const forget = onInterrupt(drop);
+  return {
+    path,
+    remove: () => {
+      forget();
+      drop();
+    },
+  };
 }

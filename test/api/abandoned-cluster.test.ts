@@ -14,20 +14,18 @@
  * the stale lock file.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { mayServe, runningCluster, stopAbandoned } from "../../src/db/embedded/owner.ts";
 import { startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { alive } from "../../src/process-stamp.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) c.kill("SIGKILL");
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 const server = join(import.meta.dirname, "../../src/db/embedded/server.ts");
@@ -64,8 +62,7 @@ const postmasterOf = (pgDir: string) =>
 
 describe("an owner SIGKILLed", () => {
   it("takes its PostgreSQL with it: a fast shutdown, at once, with nothing left to stop", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
-    dirs.push(dir);
+    const dir = tempDir("herald-abandoned-");
     const child = await owner(dir);
     const postmaster = postmasterOf(join(dir, "pg"));
     const exited = new Promise((r) => child.once("exit", r));
@@ -85,8 +82,7 @@ describe("an owner SIGKILLed", () => {
 
 describe("a data directory whose PostgreSQL outlived its owner", () => {
   it("is stopped once the owner is gone, and not while it lives", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
-    dirs.push(dir);
+    const dir = tempDir("herald-abandoned-");
     await owner(dir);
     const postmaster = postmasterOf(join(dir, "pg"));
     expect(await stopAbandoned(dir)).toBe(false);
@@ -100,8 +96,7 @@ describe("a data directory whose PostgreSQL outlived its owner", () => {
   }, 90_000);
 
   it("is an orphan when the owner's process id now names another program", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
-    dirs.push(dir);
+    const dir = tempDir("herald-abandoned-");
     const child = await owner(dir);
     const pgDir = join(dir, "pg");
     const postmaster = postmasterOf(pgDir);
@@ -130,16 +125,14 @@ describe("a data directory whose PostgreSQL outlived its owner", () => {
   }, 90_000);
 
   it("leaves a directory that never had an owner (a run still starting)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-abandoned-"));
-    dirs.push(dir);
+    const dir = tempDir("herald-abandoned-");
     expect(await stopAbandoned(dir)).toBe(false);
   });
 });
 
 describe("a postmaster.pid naming another program's process", () => {
   it("is not that program's end: the next start removes the stale file and starts", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-stale-lock-"));
-    dirs.push(dir);
+    const dir = tempDir("herald-stale-lock-");
     const first = await startEmbeddedPostgres({ dir });
     const pgDir = first.clusterDir;
     await first.stop();

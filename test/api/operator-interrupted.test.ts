@@ -12,27 +12,16 @@
  * table the backup must copy, so the backup waits on its lock until the signal comes.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { endingSignals, signalExitCode } from "../../src/ending-signals.ts";
 import { runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { alive } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function scratchDir(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
 
 async function sql(url: string, statements: string[]): Promise<unknown[]> {
   const client = new pg.Client({ connectionString: url });
@@ -63,7 +52,7 @@ async function copyWaiting(dir: string): Promise<boolean> {
 
 /** A data directory with Herald's tables, and a table `held` that a prepared transaction locks. */
 async function heldDataDir(): Promise<string> {
-  const dir = scratchDir("herald-interrupted-");
+  const dir = tempDir("herald-interrupted-");
   const server = await spawnHerald({ HERALD_DATA_DIR: dir, HERALD_PROCESSES: "1" });
   await waitForKey(server);
   server.child.kill("SIGTERM");
@@ -86,7 +75,7 @@ describe("an operator's command interrupted", () => {
   it("stops the PostgreSQL it started and leaves no copy behind, whatever the signal", async () => {
     const dir = await heldDataDir();
     for (const signal of endingSignals) {
-      const scratch = scratchDir("herald-interrupted-tmp-");
+      const scratch = tempDir("herald-interrupted-tmp-");
       const archive = join(scratch, "herald.tar.gz");
       const child = spawn(process.execPath, [runScript, "ops/backup", archive], {
         env: { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dir, TMPDIR: scratch },
@@ -121,7 +110,7 @@ describe("an operator's command interrupted", () => {
 
   it("SIGKILLed: its PostgreSQL ends with it, and the next backup removes the copy it left", async () => {
     const dir = await heldDataDir();
-    const scratch = scratchDir("herald-killed-tmp-");
+    const scratch = tempDir("herald-killed-tmp-");
     const archive = join(scratch, "herald.tar.gz");
     const env = { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dir, TMPDIR: scratch };
     const backup = () =>

@@ -6,25 +6,16 @@
  * still leaves nothing running.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { endingSignals } from "../../src/ending-signals.ts";
 import { type HeraldProcess, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { alive, descendants, type Row } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function dataDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "herald-stop-"));
-  dirs.push(d);
-  return d;
-}
+const dataDir = () => tempDir("herald-stop-");
 
 /** Starts Herald with two serving processes in a process group of its own, as a terminal does. */
 async function started(dir: string): Promise<{ proc: HeraldProcess; tree: number[]; rows: Row[] }> {

@@ -2,14 +2,13 @@
  * The herald CLI run in-process against a test server, with a temporary HOME (its config
  * directory), as wrangler's tests run theirs.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { sql } from "./db.ts";
 import { body } from "./http.ts";
 import { ownerPassword, type TestServer } from "./server.ts";
+import { tempDir } from "./temp.ts";
 import { waitFor } from "./wait.ts";
 
 export interface Run {
@@ -31,17 +30,8 @@ export interface CliOptions {
   onKey?: (handler: (key: string) => void) => () => void;
 }
 
-/** The homes this test file made: removed when its tests are done (they hold CLI tokens). */
-const homes: string[] = [];
-afterAll(() => {
-  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
-});
-
-export function home(): string {
-  const h = mkdtempSync(join(tmpdir(), "herald-cli-"));
-  homes.push(h);
-  return h;
-}
+/** A HOME for the CLI, removed when this test file's tests are done (it holds CLI tokens). */
+export const home = (): string => tempDir("herald-cli-");
 
 export const configFile = (h: string) => join(h, ".config", "herald", "config.json");
 

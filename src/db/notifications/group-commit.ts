@@ -83,8 +83,9 @@ export interface GroupCommitOptions {
  * (forty-first session): 50 REST connections at their maximum made three cohorts of about 16
  * (one flushing, one waiting for that flush, one on its way back), each commit a WAL flush of
  * its own; at 24 they make fewer, larger commits. On a disk whose flush is 2 ms slower, REST 15 %
- * and gRPC 6 % more a second (four alternations); on this machine's own disk within its noise
- * (+2-3 %, eight); 28 and 32 lost on the slow disk (the cohort never grew that large).
+ * and gRPC 6 % more a second (four alternations); on this machine's own disk no difference its
+ * noise lets one see (eighteen REST pairs); 28 and 32 lost on the slow disk (the cohort never
+ * grew that large).
  */
 export const besideAtLeast = 24;
 
