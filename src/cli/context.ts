@@ -23,7 +23,10 @@ export interface Io {
   env: Record<string, string | undefined>;
   /** Asks on the terminal; `hidden` does not echo (passwords). Absent when not interactive. */
   prompt?: (question: string, hidden: boolean) => Promise<string>;
-  /** Ends long-running commands (`listen`); SIGINT in the real CLI. */
+  /**
+   * Ends long-running commands (`listen`, `ask`, `login --device`, `mcp`); in the real CLI, the
+   * first ending signal (cli/stopping.ts).
+   */
   signal?: AbortSignal;
   /**
    * Single key presses on the terminal (`herald listen`'s `a` to acknowledge), while the

@@ -7,7 +7,6 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { endingSignals } from "../ending-signals.ts";
 import type { Command } from "./command.ts";
 import { accountDelete, accountPassword, tokensList } from "./commands/account.ts";
 import { ask } from "./commands/ask.ts";
@@ -23,6 +22,7 @@ import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
 import { webhooks } from "./commands/webhooks.ts";
 import { Context, describeFailure, exit, type Io } from "./context.ts";
+import { stopOnEndingSignals } from "./stopping.ts";
 
 export const commands: Command[] = [
   login,
@@ -258,25 +258,19 @@ function keysOnTerminal(abort: AbortController) {
   };
 }
 
-/** The process entry: real stdio, SIGINT ends `listen`. */
+/** The process entry: real stdio; an ending signal stops the command as Ctrl-C does (stopping.ts). */
 export async function main(): Promise<void> {
-  const abort = new AbortController();
-  process.once("SIGINT", () => abort.abort());
+  const stop = stopOnEndingSignals();
   const code = await runCli(process.argv.slice(2), {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
     readStdin: (waitMs) => readStdin(waitMs),
     isTty: Boolean(process.stdout.isTTY && process.stdin.isTTY),
     env: process.env,
-    signal: abort.signal,
+    signal: stop.abort.signal,
     prompt: promptOnTerminal,
-    ...(process.stdin.isTTY ? { onKey: keysOnTerminal(abort) } : {}),
-    onEndingSignal: (handler) => {
-      for (const s of endingSignals) process.on(s, handler);
-      return () => {
-        for (const s of endingSignals) process.off(s, handler);
-      };
-    },
+    ...(process.stdin.isTTY ? { onKey: keysOnTerminal(stop.abort) } : {}),
+    onEndingSignal: stop.onEndingSignal,
   });
-  process.exitCode = code;
+  process.exitCode = stop.exitCode(code);
 }

@@ -1,8 +1,11 @@
 /**
  * `herald ask` gates a script on a person (issue 14): the question reaches `herald listen` on
  * another machine, whose number keys answer it; ask prints the chosen id (or the typed reply)
- * and exits 0, 5 when denied, 124 when nobody answered in time.
+ * and exits 0, 5 when denied, 124 when nobody answered in time; stopped by any ending signal, it
+ * withdraws the question first.
  */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliFor, devicesListening } from "../helpers/cli.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -14,6 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 const { cli, loggedIn } = cliFor(() => server);
+const bin = join(import.meta.dirname, "../../bin/herald.mjs");
 
 /** `herald listen` on a terminal of its own, with its output as it comes and a key to press. */
 async function listener(topic: string) {
@@ -109,6 +113,40 @@ describe("herald ask", () => {
     const r = await asked;
     expect(r.code).toBe(130);
     expect(r.stderr).toMatch(/stopped waiting; the question \([0-9a-f-]{36}\) was withdrawn/);
+    await waitFor(() => l.output().includes("✗ withdrawn: its asker stopped waiting"));
+    await l.stop();
+  });
+
+  // The installed command, sent a signal as a harness, a closed terminal or a cancelled job does.
+  it.each([
+    ["SIGTERM", 143],
+    ["SIGHUP", 129],
+  ] as const)("withdraws the question when %s stops it, and exits %i", async (signal, code) => {
+    const topic = `stopped-${signal.toLowerCase()}`;
+    const l = await listener(topic);
+    const h = await loggedIn();
+    const child = spawn(
+      process.execPath,
+      [bin, "ask", "Rotate keys?", "--topic", topic, "--action", "yes:Rotate"],
+      {
+        env: {
+          ...process.env,
+          HOME: h,
+          XDG_CONFIG_HOME: join(h, ".config"),
+          HERALD_URL: server.url,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const exited = new Promise((r) => child.once("exit", (c) => r(c)));
+    await waitFor(() => l.output().includes("answer: 1 Rotate"));
+    child.kill(signal);
+    expect(await exited, stderr).toBe(code);
+    expect(stderr).toMatch(/stopped waiting; the question \([0-9a-f-]{36}\) was withdrawn/);
     await waitFor(() => l.output().includes("✗ withdrawn: its asker stopped waiting"));
     await l.stop();
   });
