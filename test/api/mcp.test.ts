@@ -3,7 +3,8 @@
  * `herald mcp` on stdio (a real child process) and `/mcp` over Streamable HTTP. An agent lists
  * the tools, sends, and asks a question that a stream device answers; a refusal is a tool error
  * a model can act on; `/mcp` wants a credential; no credential ever shows in tool output or
- * the stdio server's own messages.
+ * the stdio server's own messages; an agent that goes away mid-ask (its stdin closed, or SIGTERM)
+ * leaves no question behind on the devices.
  */
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -71,7 +72,7 @@ function overStdio() {
   transport.stderr?.on("data", (d) => {
     stderr += String(d);
   });
-  return { client: connected(transport), stderr: () => stderr };
+  return { client: connected(transport), stderr: () => stderr, transport };
 }
 
 /** A stream device, listening, that answers the first question it gets with `actionId`. */
@@ -239,6 +240,50 @@ describe("a long ask", () => {
       await client.close();
     }
   }, 30_000);
+});
+
+describe("an agent that goes away while it asks", () => {
+  // An agent's MCP client ends its server by closing its standard input, or with SIGTERM.
+  it.each([
+    ["closes herald mcp's standard input", (t: StdioClientTransport) => t.close()],
+    ["SIGTERMs herald mcp", (t: StdioClientTransport) => process.kill(t.pid as number, "SIGTERM")],
+  ])(
+    "withdraws the question when it %s",
+    async (how, end) => {
+      const topic = how.startsWith("closes") ? "agent-gone-stdin" : "agent-gone-sigterm";
+      const dev = await signInStreamDevice(server.url, `sees ${topic}`, [topic]);
+      const s = listen(server.url, dev.credential);
+      await s.opened;
+      const stdio = overStdio();
+      const client = await stdio.client;
+      const closed = new Promise((r) => {
+        client.onclose = () => r(undefined);
+      });
+      const asked = client
+        .callTool({ name: "ask", arguments: question(topic) })
+        .catch((err: unknown) => err);
+      try {
+        await s.until(() => s.ids.length > 0, 15_000);
+        await end(stdio.transport);
+        await closed;
+        // The call is not answered: its server is gone.
+        expect(await asked).toBeInstanceOf(Error);
+        const id = s.ids[0] as string;
+        // Withdrawn by its asker (no device's id), not left for the person to answer into nothing.
+        await s.until(() => s.cleared.includes(id), 10_000);
+        expect(s.clearedBy.get(id)).toBe("");
+        const n = await body(
+          await fetch(`${server.url}/v1/notifications/${id}`, {
+            headers: { authorization: `Bearer ${server.apiKey}` },
+          }),
+        );
+        expect(n.status).toBe("canceled");
+      } finally {
+        await s.stop();
+      }
+    },
+    30_000,
+  );
 });
 
 describe("/mcp without a valid credential", () => {
