@@ -15,7 +15,8 @@ export const want = (n: number) => only === undefined || only.includes(n);
 /** A scenario's duration: `full` seconds, or 1 in a smoke run. */
 export const secs = (full: number) => (smoke ? 1 : full);
 export const root = resolve(import.meta.dirname, "../..");
-export const outDir = join(root, ".bench");
+/** Where the report and profiles go: .bench/, or BENCH_OUT_DIR (the tests' runs: not a person's). */
+export const outDir = process.env.BENCH_OUT_DIR || join(root, ".bench");
 export const work = mkdtempSync(join(os.tmpdir(), "herald-bench-"));
 export const log = (s: string) => process.stderr.write(`${s}\n`);
 

@@ -25,7 +25,7 @@ import { startFakeFcm } from "../../test/fakes/fcm-server.ts";
 import { testCertificate } from "../../test/fakes/tls.ts";
 import { startFakeWebPush } from "../../test/fakes/web-push-server.ts";
 import { log, root, unlimited, work } from "./context.ts";
-import { running } from "./processes.ts";
+import { benchDatabases, dropBenchDatabase, running } from "./processes.ts";
 
 // Stopped from outside (Ctrl-C, a closed terminal, a timeout, pkill: any ending signal) at any
 // point (src/ops/interrupt.ts). Once set up, `cleanup` takes everything down. While it sets up,
@@ -193,11 +193,8 @@ async function takeDown(): Promise<void> {
   clearTimeout(killer);
   await db.end();
   await Promise.all([apns.close(), fcm.close(), webPush.close()]);
-  const admin = new pg.Client({ connectionString: `${serverUrl}/postgres` });
-  await admin.connect();
-  if (!process.env.BENCH_KEEP_DB)
-    await admin.query(`drop database if exists "${database}" with (force)`);
-  await admin.end();
+  // Its own, and those of the servers a scenario started if it was stopped before they were.
+  for (const d of [database, ...benchDatabases]) await dropBenchDatabase(serverUrl, d);
   await stopPg();
   rmSync(work, { recursive: true, force: true });
 }

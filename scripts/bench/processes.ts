@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
+import pg from "pg";
 import { createDatabaseIfMissing, freePort } from "../../src/db/embedded/server.ts";
 import { sampleOf, unlimited } from "./context.ts";
 import { commMeter, machineMeter, threadMeter } from "./cpu-time.ts";
@@ -85,8 +86,8 @@ function rssMb(pid: number): number {
   }
 }
 
-/** The `npm start` servers running now: the benchmark's cleanup stops any left. */
-export const running = new Set<ChildProcess>();
+/** The `npm start` servers running now, and their databases: the cleanup stops and drops any left. */
+export const [running, benchDatabases] = [new Set<ChildProcess>(), new Set<string>()];
 
 /**
  * What the benchmark reads of a server's stdout: its start-up (the first 256 KB: the address and
@@ -124,6 +125,7 @@ export async function startServer(
 ) {
   const database = `herald_bench_${name}_${process.pid}`;
   await createDatabaseIfMissing(`${pgServerUrl}/postgres`, database);
+  benchDatabases.add(database);
   const child = spawn(process.execPath, [...nodeArgs, join(root, "scripts/run.mjs"), "main"], {
     env: {
       ...process.env,
@@ -162,7 +164,24 @@ export async function startServer(
     key,
     listening: () => out.listening,
     databaseUrl: `${pgServerUrl}/${database}`,
+    /** SIGTERM, then its database dropped: a server the benchmark names leaves nothing behind. */
+    async stop(): Promise<void> {
+      const exited = new Promise((r) => child.once("exit", r));
+      if (child.exitCode === null && child.kill("SIGTERM")) await exited;
+      await dropBenchDatabase(pgServerUrl, database);
+    },
   };
+}
+
+/** Drops a database of the benchmark's (kept with BENCH_KEEP_DB, to look into). */
+export async function dropBenchDatabase(pgServerUrl: string, database: string): Promise<void> {
+  benchDatabases.delete(database);
+  if (process.env.BENCH_KEEP_DB) return;
+  const admin = new pg.Client({ connectionString: `${pgServerUrl}/postgres` });
+  await admin.connect();
+  await admin
+    .query(`drop database if exists "${database}" with (force)`)
+    .finally(() => admin.end());
 }
 
 /** Idle: memory after start, then a serving process killed and the time to its replacement. */
@@ -216,7 +235,8 @@ export async function maxWithProcesses(
   seconds: number,
   dataDir: string,
 ): Promise<ProcessesResult> {
-  const { child, url, key, listening } = await startServer(root, pgServerUrl, processes, dataDir);
+  const server = await startServer(root, pgServerUrl, processes, dataDir);
+  const { child, url, key, listening } = server;
   const { idleRssMb, replacementMs } = await idleAndReplacement(child, listening);
   const target = { url, authorization: `Bearer ${key}` };
   await h2load(target, "rest", Math.min(3, seconds));
@@ -234,8 +254,7 @@ export async function maxWithProcesses(
   const grpc = await measured(serving, () => h2load(target, "grpc", seconds));
   clearInterval(sampler);
   peakRssMb = Math.max(peakRssMb, rssMb(child.pid as number));
-  child.kill("SIGTERM");
-  await new Promise((resolve) => child.once("exit", resolve));
+  await server.stop();
   const batches: Record<string, number> = {};
   for (const le of Object.keys(after.buckets)) {
     batches[le] = (after.buckets[le] ?? 0) - (before.buckets[le] ?? 0);

@@ -67,8 +67,7 @@ async function measure(
     };
   } finally {
     await db.end();
-    server.child.kill("SIGTERM");
-    await new Promise((r) => server.child.once("exit", r));
+    await server.stop();
     if (profile) keepProfile(profDir, protocol);
   }
 }
