@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 server=${1:-postgres://postgres@127.0.0.1:5432}
 secs=${2:-10}
 work=$(mktemp -d)
-# Stopped from outside (any ending signal), the Herald it started stops too.
-trap 'if [ -n "${sup:-}" ]; then kill -TERM "$sup" 2>/dev/null || true; wait "$sup" || true; fi; rm -rf "$work"' EXIT
+# Stopped from outside (any ending signal), the Herald it started stops too; its databases go.
+trap cleanup_herald EXIT
 trap 'exit 130' INT TERM HUP QUIT
 body=${BODY:-bench}
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work" "$body"
@@ -23,6 +23,7 @@ suffix=$([ "$body" = bench ] || echo "-$body")
 sql() { PGOPTIONS="-c client_min_messages=warning" psql "$@"; }
 
 sql "$server/postgres" -qc "drop database if exists herald_yardstick" -c "create database herald_yardstick" >/dev/null
+made_dbs+=(herald_yardstick)
 sql "$server/herald_yardstick" -qc "create table bench_commit (id uuid, project_id uuid, topic text,
   title text, message text, priority text, status text, created_at timestamptz)" >/dev/null
 insert="insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)

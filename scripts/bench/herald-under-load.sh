@@ -2,6 +2,22 @@
 # with one serving process and its limits lifted, on a fresh database, and h2load's arguments
 # for publishing to it.
 
+# Databases made on the named PostgreSQL, dropped by cleanup_herald (BENCH_KEEP_DB=1 keeps them).
+made_dbs=()
+
+# cleanup_herald (the scripts' EXIT trap): stops the Herald start_herald started, if it runs,
+# drops the databases made, and removes `work`: a run leaves nothing on the PostgreSQL it was given.
+cleanup_herald() {
+  if [ -n "${sup:-}" ]; then kill -TERM "$sup" 2>/dev/null || true; wait "$sup" 2>/dev/null || true; fi
+  if [ -z "${BENCH_KEEP_DB:-}" ]; then
+    for db in "${made_dbs[@]}"; do
+      PGOPTIONS="-c client_min_messages=warning" psql "$server/postgres" -qc \
+        "drop database if exists $db with (force)" >/dev/null 2>&1 || true
+    done
+  fi
+  rm -rf "$work"
+}
+
 # start_herald SERVER DB DATA_DIR PORT LOG [POOL]: database DB made afresh on SERVER (a
 # PostgreSQL URL without a database), the server started on PORT, its output in LOG; sets `sup`
 # (the supervisor's pid), `key` (the first start's API key) and `serving` (the serving process).
@@ -10,6 +26,7 @@ start_herald() {
   local server=$1 db=$2 data=$3 port=$4 log=$5 pool=${6:-}
   PGOPTIONS="-c client_min_messages=warning" psql "$server/postgres" -qc "drop database if exists $db" \
     -c "create database $db" >/dev/null
+  made_dbs+=("$db")
   env ${pool:+HERALD_DB_POOL_SIZE=$pool} DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 \
     HERALD_DATA_DIR="$data" HERALD_PORT="$port" HERALD_PROCESSES=1 HERALD_LOG_FORMAT=json \
     HERALD_RATE_LIMIT_BURST=1000000 HERALD_RATE_LIMIT_PER_SECOND=1000000 \

@@ -18,7 +18,7 @@ work=$(mktemp -d)
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work"
 port=18667
 db=herald_low_rate
-trap 'if [ -n "${sup:-}" ]; then kill -TERM "$sup" 2>/dev/null || true; wait "$sup" || true; fi; rm -rf "$work"' EXIT
+trap cleanup_herald EXIT
 trap 'exit 130' INT TERM HUP QUIT
 start_herald "$server" "$db" "$work/data" "$port" "$work/log"
 publish_args "$proto" "$work" "$port"
