@@ -10,17 +10,21 @@ import type { Orm } from "../orm.ts";
 const refreshMs = 5_000;
 
 /**
- * An account's notifications of a month, as SQL (parameters: monthCountParams). What the
- * retention purge deleted of this month still counts (usage_purged).
+ * An account's notifications of a month, as SQL (parameters: monthCountParams): ids from the
+ * month's first millisecond up to the next month's, so a month counted after it ended (a past
+ * month's usage; a ledger opened at the month's last instant, when another process has already
+ * published in the next) counts its own and no later ones. What the retention purge deleted of
+ * this month still counts (usage_purged).
  */
 export const monthCount = `(
   (select count(*) from notification n join project p on p.id = n.project_id
-    where p.account_id = ? and n.id >= ?::uuid)
+    where p.account_id = ? and n.id >= ?::uuid and n.id < ?::uuid)
   + coalesce((select notifications from usage_purged where account_id = ? and month = ?::date), 0))`;
 
 export function monthCountParams(accountId: string, monthStart: number): string[] {
-  const month = new Date(monthStart).toISOString().slice(0, 10);
-  return [accountId, uuidv7Floor(monthStart), accountId, month];
+  const { start, end } = monthOf(new Date(monthStart));
+  const month = start.toISOString().slice(0, 10);
+  return [accountId, uuidv7Floor(start.getTime()), uuidv7Floor(end.getTime()), accountId, month];
 }
 
 interface Entry {
