@@ -6,19 +6,19 @@
  * PostgreSQL of one's own (DATABASE_URL), it drops every database it made there.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { constants, tmpdir } from "node:os";
+import { chmodSync, readdirSync } from "node:fs";
+import { constants } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { sql } from "../helpers/db.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { alive, descendants } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const root = join(import.meta.dirname, "../..");
-const scratch = mkdtempSync(join(tmpdir(), "herald-bench-stopped-"));
+const scratch = tempDir("herald-bench-stopped-");
 // As the system's /tmp: run as root, the embedded PostgreSQL runs as `postgres` and reads there.
 chmodSync(scratch, 0o1777);
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("the benchmark stopped mid-run", () => {
   it("by a closed terminal (SIGHUP): every process it started ends, its scratch goes", async () => {

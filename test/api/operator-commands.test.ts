@@ -5,17 +5,12 @@
  * directory refuses instead of taking the first one's database.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { launchHerald, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { alive } from "../helpers/tree.ts";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 function operator(dir: string, command: string) {
   return spawnSync(process.execPath, [runScript, command], {
@@ -30,8 +25,7 @@ const postmaster = (dir: string) =>
 
 describe("operator commands", () => {
   it("use the running server's database and leave it running", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-ops-"));
-    dirs.push(dir);
+    const dir = tempDir("herald-ops-");
     const server = await spawnHerald({ HERALD_DATA_DIR: dir, HERALD_PROCESSES: "1" });
     const key = await waitForKey(server);
     const pg = postmaster(dir);

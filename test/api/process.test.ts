@@ -3,23 +3,18 @@
  * graceful shutdown, and a hard crash right after a 202.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Code, type ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { relocatedClusterDir } from "../../src/db/embedded/user.ts";
 import { freshDatabase, sql } from "../helpers/db.ts";
 import { keyFrom, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { removedAfterTests, tempDir } from "../helpers/temp.ts";
 import { waitFor } from "../helpers/wait.ts";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 async function publish(url: string, key: string, title: string) {
   return fetch(`${url}/v1/notify`, {
@@ -31,8 +26,7 @@ async function publish(url: string, key: string, title: string) {
 
 describe("npm start on the embedded PostgreSQL", () => {
   it("bootstraps once, keeps data across restarts, and shuts down cleanly on SIGTERM", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "herald-start-"));
-    dirs.push(dataDir);
+    const dataDir = tempDir("herald-start-");
     const first = await spawnHerald({ HERALD_DATA_DIR: dataDir });
     const key = await waitForKey(first);
     expect(key).toMatch(/^hk_[0-9A-Za-z]{38}$/);
@@ -78,8 +72,7 @@ describe("npm start on the embedded PostgreSQL", () => {
   }, 60_000);
 
   it("recovers after a SIGKILL left its PostgreSQL running", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "herald-kill-"));
-    dirs.push(dataDir);
+    const dataDir = tempDir("herald-kill-");
     const first = await spawnHerald({ HERALD_DATA_DIR: dataDir });
     const key = await waitForKey(first);
     first.child.kill("SIGKILL");
@@ -93,8 +86,7 @@ describe("npm start on the embedded PostgreSQL", () => {
 
 describe("Ctrl-C with a live stream open", () => {
   it("stops the server and its PostgreSQL within 2 s, with no error lines", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "herald-ctrlc-"));
-    dirs.push(dataDir);
+    const dataDir = tempDir("herald-ctrlc-");
     const proc = await spawnHerald(
       {
         HERALD_DATA_DIR: dataDir,
@@ -140,8 +132,7 @@ describe("Ctrl-C with a live stream open", () => {
 
 describe("a process manager stopping npm start", () => {
   it("stops the server and its PostgreSQL: SIGTERM to npm reaches them, nothing is orphaned", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "herald-npm-"));
-    dirs.push(dataDir);
+    const dataDir = tempDir("herald-npm-");
     const npm = spawn("npm", ["start", "--silent"], {
       cwd: join(import.meta.dirname, "../.."),
       env: { ...process.env, HERALD_PORT: "0", DATABASE_URL: "", HERALD_DATA_DIR: dataDir },
@@ -175,9 +166,8 @@ describe("a process manager stopping npm start", () => {
 
 describe("npm start as root in a directory under a 0700 home", () => {
   it("starts, publishes and stops; the cluster lives where its user can reach it", async () => {
-    const home = mkdtempSync(join(tmpdir(), "herald-root-home-"));
+    const home = tempDir("herald-root-home-");
     chmodSync(home, 0o700);
-    dirs.push(home);
     const dataDir = join(home, "app", ".herald");
     const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir });
     const key = await waitForKey(proc);
@@ -187,7 +177,7 @@ describe("npm start as root in a directory under a 0700 home", () => {
       // PostgreSQL runs as `postgres`, which cannot enter the home: its cluster is elsewhere.
       expect(existsSync(join(relocated, "PG_VERSION"))).toBe(true);
       expect(proc.stdout()).toContain(`keeps its data in ${relocated}`);
-      dirs.push(relocated);
+      removedAfterTests(relocated);
     } else {
       expect(existsSync(join(dataDir, "pg", "PG_VERSION"))).toBe(true);
     }

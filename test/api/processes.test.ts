@@ -4,19 +4,14 @@
  * serving; SIGTERM drains them all and stops PostgreSQL. With 1, the one process is supervised.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { spawnHerald, waitForKey } from "../helpers/process.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { servingProcesses } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 const servers = servingProcesses;
 
@@ -45,8 +40,7 @@ const publish = (url: string, key: string, title: string) =>
 
 describe("HERALD_PROCESSES", () => {
   it("serves from two processes, replaces one that dies, and drains all on SIGTERM", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "herald-procs-"));
-    dirs.push(dataDir);
+    const dataDir = tempDir("herald-procs-");
     const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir, HERALD_PROCESSES: "2" });
     const key = await waitForKey(proc);
     const primary = proc.child.pid as number;
@@ -122,8 +116,7 @@ describe("HERALD_PROCESSES", () => {
   }, 60_000);
 
   it("serves from one supervised process with HERALD_PROCESSES=1", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "herald-procs-"));
-    dirs.push(dataDir);
+    const dataDir = tempDir("herald-procs-");
     const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir, HERALD_PROCESSES: "1" });
     const key = await waitForKey(proc);
     // Still supervised: one process to replace if it dies.

@@ -3,25 +3,16 @@
  * moment is replaced, young deaths in a row back off, and processes that cannot start for the
  * same reason stop the whole server with that reason and a non-zero exit.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { launchHerald, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { alive, servingProcesses } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-const dataDir = () => {
-  const d = mkdtempSync(join(tmpdir(), "herald-supervise-"));
-  dirs.push(d);
-  return d;
-};
+const dataDir = () => tempDir("herald-supervise-");
 
 /** The supervisor's JSON log lines with this message prefix. */
 function logLines(out: string, prefix: string): Record<string, unknown>[] {

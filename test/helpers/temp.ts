@@ -14,7 +14,11 @@ afterAll(() => {
 
 /** A new directory named `prefix…` in TMPDIR, removed after this file's tests. */
 export function tempDir(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  made.push(d);
-  return d;
+  return removedAfterTests(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** `path` (a directory a test made elsewhere: a relocated cluster) removed after this file's tests. */
+export function removedAfterTests(path: string): string {
+  made.push(path);
+  return path;
 }
