@@ -24,7 +24,9 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
     if (stoppedBy !== undefined) process.exit(signalExitCode(signal));
     stoppedBy = signal;
     abort.abort(new Error(`stopped by ${signal}`));
-    setTimeout(() => process.exit(signalExitCode(signal)), graceMs).unref();
+    // The command's own code if it has ended (something else held the process open).
+    const late = () => process.exit(process.exitCode ?? signalExitCode(signal));
+    setTimeout(late, graceMs).unref();
   };
   for (const s of endingSignals) process.on(s, onSignal);
   return {
