@@ -20,35 +20,43 @@ const scratch = tempDir("herald-bench-stopped-");
 // As the system's /tmp: run as root, the embedded PostgreSQL runs as `postgres` and reads there.
 chmodSync(scratch, 0o1777);
 
+/** `npm run bench`'s entry with these arguments and environment; all it prints, as it prints it. */
+function bench(args: string[], env: Record<string, string>) {
+  const child = spawn(
+    process.execPath,
+    ["--experimental-strip-types", "--no-warnings", "scripts/bench/main.ts", ...args],
+    {
+      cwd: root,
+      env: { ...process.env, TMPDIR: scratch, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let out = "";
+  for (const s of [child.stdout, child.stderr]) {
+    s?.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+  }
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  return { child, exited, output: () => out };
+}
+
 describe("the benchmark stopped mid-run", () => {
   it("by a closed terminal (SIGHUP): every process it started ends, its scratch goes", async () => {
-    const bench = spawn(
-      process.execPath,
-      ["--experimental-strip-types", "--no-warnings", "scripts/bench/main.ts", "--smoke"],
-      {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: "", TMPDIR: scratch },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let out = "";
-    bench.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    bench.stderr?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    const exited = new Promise<number | null>((r) => bench.once("exit", (code) => r(code)));
+    const { child, exited, output } = bench(["--smoke"], { DATABASE_URL: "" });
     // Set up and measuring: PostgreSQL, the server and the fakes are up.
-    await waitFor(() => out.includes("1. publish over REST") || bench.exitCode !== null, 120_000);
-    expect(out).toContain("1. publish over REST");
-    const started = descendants(bench.pid as number);
+    await waitFor(
+      () => output().includes("1. publish over REST") || child.exitCode !== null,
+      120_000,
+    );
+    expect(output()).toContain("1. publish over REST");
+    const started = descendants(child.pid as number);
     // The server process, and PostgreSQL with its own processes.
     expect(started.some((r) => r.args.includes("scripts/bench/server.ts"))).toBe(true);
     expect(started.some((r) => /postgres -D .*herald-bench-/.test(r.args))).toBe(true);
 
-    bench.kill("SIGHUP");
-    expect(await exited, out).toBe(128 + constants.signals.SIGHUP);
+    child.kill("SIGHUP");
+    expect(await exited, output()).toBe(128 + constants.signals.SIGHUP);
     await waitFor(() => started.every((r) => !alive(r.pid)), 10_000);
     expect(started.filter((r) => alive(r.pid)).map((r) => r.args)).toEqual([]);
     expect(readdirSync(scratch).filter((n) => n.startsWith("herald-bench-"))).toEqual([]);
@@ -58,55 +66,31 @@ describe("the benchmark stopped mid-run", () => {
 describe("the benchmark on one's own PostgreSQL (DATABASE_URL)", () => {
   it("drops every database it made there, its servers' included", async () => {
     const server = inject("pgServerUrl");
-    // Scenario 7 starts `npm start` on databases of its own, a run for each protocol.
-    const bench = spawn(
-      process.execPath,
-      [
-        "--experimental-strip-types",
-        "--no-warnings",
-        "scripts/bench/main.ts",
-        "--smoke",
-        "--only",
-        "7",
-      ],
-      {
-        cwd: root,
-        // Its report goes to the scratch directory: .bench/ holds a person's own last run.
-        env: {
-          ...process.env,
-          DATABASE_URL: `${server}/postgres`,
-          TMPDIR: scratch,
-          BENCH_OUT_DIR: scratch,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let out = "";
-    bench.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    bench.stderr?.on("data", (d: Buffer) => {
-      out += d.toString();
+    // Scenario 7 starts `npm start` on databases of its own, a run for each protocol. Its report
+    // goes to the scratch directory: .bench/ holds a person's own last run.
+    const { child, exited, output } = bench(["--smoke", "--only", "7"], {
+      DATABASE_URL: `${server}/postgres`,
+      BENCH_OUT_DIR: scratch,
     });
     const made = new Set<string>();
     const watching = setInterval(async () => {
       const rows = await sql<{ datname: string }>(
         `${server}/postgres`,
         "select datname from pg_database where datname like $1",
-        [`herald_bench_%_${bench.pid}`],
+        [`herald_bench_%_${child.pid}`],
       ).catch(() => []);
       for (const r of rows) made.add(r.datname);
     }, 200);
-    const code = await new Promise<number | null>((r) => bench.once("exit", (c) => r(c)));
+    const code = await exited;
     clearInterval(watching);
-    expect(code, out).toBe(0);
-    expect(out).toContain("CPU per publish, REST");
+    expect(code, output()).toBe(0);
+    expect(output()).toContain("CPU per publish, REST");
     // It did make some (the watch saw them), and left none.
     expect(made.size).toBeGreaterThan(0);
     const left = await sql(
       `${server}/postgres`,
       "select datname from pg_database where datname like $1",
-      [`herald_bench%_${bench.pid}`],
+      [`herald_bench%_${child.pid}`],
     );
     expect(left).toEqual([]);
   }, 180_000);
