@@ -11,13 +11,19 @@ set -euo pipefail
 port=${1:-5499}
 delay=${2:-2000}
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+# What a SIGKILLed run left: its directory (its PostgreSQL ended with it, below). One whose
+# PostgreSQL still runs (another port's) or that is being made (a minute old) is not touched.
+for old in $(find /var/tmp -maxdepth 1 -name 'herald-slow-disk-*' -mmin +1 2>/dev/null); do
+  pm=$(head -1 "$old/data/postmaster.pid" 2>/dev/null || true)
+  if [ -z "$pm" ] || ! kill -0 "$pm" 2>/dev/null; then rm -rf "$old"; fi
+done
 dir=$(mktemp -d /var/tmp/herald-slow-disk-XXXXXX)
 chown postgres "$dir"
 as_pg() { su postgres -s /bin/sh -c "$*"; }
 as_pg "$bin/initdb -D $dir/data -A trust -U postgres" >/dev/null
 pid=""
-# PostgreSQL itself gets the fast shutdown (su and strace in between pass on no signal); they
-# end with it.
+# PostgreSQL itself gets the fast shutdown (strace in between passes on no signal); strace ends
+# with it.
 stop() {
   local postmaster
   postmaster=$(head -1 "$dir/data/postmaster.pid" 2>/dev/null || true)
@@ -27,9 +33,14 @@ stop() {
 }
 trap stop EXIT
 trap 'exit 130' INT TERM HUP QUIT
-su postgres -s /bin/sh -c "exec strace -f --seccomp-bpf -e trace=fdatasync \
-  -e inject=fdatasync:delay_exit=$delay -o /dev/null $bin/postgres -D $dir/data -p $port \
-  -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB" \
+# Whatever ends this script, SIGKILL included, nothing it started outlives it: strace gets
+# SIGKILL when the script ends (parent-death signals, util-linux's setpriv; strace blocks the
+# others), and PostgreSQL SIGINT, its fast shutdown, when strace ends.
+setpriv --reuid=postgres --regid=postgres --init-groups -- \
+  setpriv --pdeathsig KILL -- strace -f --seccomp-bpf -e trace=fdatasync \
+  -e inject=fdatasync:delay_exit="$delay" -o /dev/null \
+  setpriv --pdeathsig INT -- "$bin/postgres" -D "$dir/data" -p "$port" \
+  -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB \
   >"$dir/log" 2>&1 &
 pid=$!
 until pg_isready -q -h 127.0.0.1 -p "$port"; do
