@@ -2,7 +2,8 @@
  * `herald.ask(…)`: publish a question with actions, then wait for the person's answer with
  * WaitForResponse long polls (each at most a minute, so no proxy cuts one), reporting progress
  * between them. The question ends when its asker gives up: when the wait times out or is aborted
- * (Ctrl-C), `ask` withdraws it (CancelNotification closes an unanswered question: it can no
+ * (Ctrl-C, any signal that stops the CLI, an agent cancelling the MCP tool; even while the
+ * question is still being published), `ask` withdraws it (CancelNotification closes an unanswered question: it can no
  * longer be answered, and the devices clear it). Its ttl is the wait's too, unless given (at
  * least 30 s): an asker killed outright cannot withdraw it, and it expires then.
  */
@@ -59,7 +60,12 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
   const ttlSeconds =
     input.ttlSeconds ?? Math.min(86_400, Math.max(30, Math.ceil(timeoutMs / 1000)));
   const started = Date.now();
-  const question = await calls.notify({ ...input, ttlSeconds }, options);
+  // Stopped before it is sent, nothing is. Once sent, the publish is not cut short: aborted in
+  // flight it may be committed all the same, and then nobody could withdraw it. Stopped while it
+  // was on its way, it is withdrawn as soon as its id is known.
+  const { signal, ...publish } = options;
+  if (signal?.aborted) throw signal.reason;
+  const question = await calls.notify({ ...input, ttlSeconds }, publish);
   options.onProgress?.(question, 0);
   let latest = question;
   // Giving up withdraws the question; an answer that came first still counts.
@@ -69,15 +75,19 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
     if (latest.acknowledgedAt) return answerOf("dismissed", latest);
     return { outcome: "timeout", notification: latest };
   };
+  if (signal?.aborted) {
+    await withdraw();
+    throw signal.reason;
+  }
   for (;;) {
     const left = timeoutMs - (Date.now() - started);
     if (left <= 0) return withdraw();
     const poll = Math.min(maxPollSeconds, options.pollSeconds ?? maxPollSeconds);
     const seconds = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
     const res = await calls
-      .waitForResponse(question.id, seconds, options.signal)
+      .waitForResponse(question.id, seconds, signal)
       .catch(async (err: unknown) => {
-        if (options.signal?.aborted) await withdraw();
+        if (signal?.aborted) await withdraw();
         throw err;
       });
     latest = res.notification ?? latest;

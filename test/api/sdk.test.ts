@@ -1,6 +1,7 @@
 /**
- * The Node SDK against a real server: typed notify, get, list and iteration, typed errors, and
- * a retry after the first answer was lost on the way back, yielding exactly one notification.
+ * The Node SDK against a real server: typed notify, get, list and iteration, typed errors, a
+ * retry after the first answer was lost on the way back, yielding exactly one notification, and
+ * a question withdrawn when its asker stopped while it was being published.
  */
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,8 +15,15 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
-/** Forwards to the server; the first connection's answer is swallowed and the socket cut. */
-async function lossyProxy(target: number): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * Forwards to the server; the first connection's answer is swallowed and the socket cut. Given
+ * `onFirstAnswer`, that answer is passed on instead, just after the call (whose request the
+ * server has then processed).
+ */
+async function lossyProxy(
+  target: number,
+  onFirstAnswer?: () => void,
+): Promise<{ url: string; close(): Promise<void> }> {
   let first = true;
   const sockets = new Set<net.Socket>();
   const proxy = net.createServer((client) => {
@@ -26,7 +34,11 @@ async function lossyProxy(target: number): Promise<{ url: string; close(): Promi
     first = false;
     client.pipe(upstream);
     upstream.on("data", (chunk) => {
-      if (lose) {
+      if (lose && onFirstAnswer) {
+        onFirstAnswer();
+        onFirstAnswer = undefined;
+        client.write(chunk);
+      } else if (lose) {
         // The request reached the server and was processed; its answer never arrives.
         client.destroy();
         upstream.destroy();
@@ -120,6 +132,32 @@ describe("the SDK", () => {
         "select count(*)::int as n from notification where topic = 'lossy'",
       );
       expect(rows[0]?.n).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("withdraws a question whose asker stopped while it was being published", async () => {
+    const stop = new AbortController();
+    // Stopped once the server has committed the question, before its answer reaches the asker.
+    const proxy = await lossyProxy(server.port, () => stop.abort(new Error("stopped")));
+    try {
+      const herald = new Herald({ apiKey: server.apiKey, baseUrl: proxy.url });
+      const asked = herald.ask(
+        {
+          title: "Restart db-3?",
+          topic: "stopped-early",
+          actions: [{ id: "yes", label: "Restart" }],
+        },
+        { signal: stop.signal },
+      );
+      await expect(asked).rejects.toThrow("stopped");
+      // Withdrawn, not left on the devices to be answered into nothing.
+      const rows = await sql<{ status: string }>(
+        server.databaseUrl,
+        "select status from notification where topic = 'stopped-early'",
+      );
+      expect(rows).toEqual([{ status: "canceled" }]);
     } finally {
       await proxy.close();
     }
