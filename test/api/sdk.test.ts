@@ -30,21 +30,20 @@ async function lossyProxy(
     sockets.add(client);
     const upstream = net.connect(target, "127.0.0.1");
     sockets.add(upstream);
-    const lose = first;
+    const lose = first && !onFirstAnswer;
     first = false;
     client.pipe(upstream);
     upstream.on("data", (chunk) => {
-      if (lose && onFirstAnswer) {
-        onFirstAnswer();
-        onFirstAnswer = undefined;
-        client.write(chunk);
-      } else if (lose) {
+      if (lose) {
         // The request reached the server and was processed; its answer never arrives.
         client.destroy();
         upstream.destroy();
-      } else {
-        client.write(chunk);
+        return;
       }
+      // Told once, before the first answer's first byte passes; then everything passes.
+      onFirstAnswer?.();
+      onFirstAnswer = undefined;
+      client.write(chunk);
     });
     upstream.on("end", () => client.end());
     client.on("error", () => upstream.destroy());
