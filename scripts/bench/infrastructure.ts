@@ -4,15 +4,14 @@
  * its own process (scripts/bench/server.ts), with an API key. `cleanup` takes it all down.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
-import { stopAbandoned } from "../../src/db/embedded/owner.ts";
+import { removeAbandoned } from "../../src/db/embedded/owner.ts";
 import { createDatabaseIfMissing, startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
-import { relocatedClusterDir } from "../../src/db/embedded/user.ts";
 import {
   generateKeyMaterial,
   PushTokenKeyRing,
@@ -44,13 +43,8 @@ onInterrupt(() =>
  * Each is stopped and its directory removed; another run's, while it lives, is left alone.
  */
 async function sweepAbandoned(): Promise<void> {
-  for (const name of readdirSync(tmpdir())) {
-    const dir = join(tmpdir(), name);
-    if (!name.startsWith("herald-bench-") || dir === work) continue;
-    if (!(await stopAbandoned(dir))) continue;
+  for (const dir of await removeAbandoned(tmpdir(), "herald-bench-")) {
     log(`removed what a killed benchmark left behind: ${dir}`);
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(relocatedClusterDir(dir), { recursive: true, force: true });
   }
 }
 

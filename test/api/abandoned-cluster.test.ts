@@ -9,15 +9,23 @@
  * An owner whose process id the system has since given to another program: its PostgreSQL is
  * an orphan all the same, and the next start stops it instead of refusing.
  *
+ * What interrupted runs left in TMPDIR (`removeAbandoned`: the test suite's cluster, the
+ * benchmark's scratch): a directory whose owner was SIGKILLed goes; one whose owner lives stays.
+ *
  * And a postmaster.pid left by a PostgreSQL that was killed, naming a process id the system has
  * since given to another program: the next start neither signals that program nor is refused by
  * the stale lock file.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { mayServe, runningCluster, stopAbandoned } from "../../src/db/embedded/owner.ts";
+import {
+  mayServe,
+  removeAbandoned,
+  runningCluster,
+  stopAbandoned,
+} from "../../src/db/embedded/owner.ts";
 import { startEmbeddedPostgres } from "../../src/db/embedded/server.ts";
 import { alive } from "../../src/process-stamp.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -159,4 +167,29 @@ describe("a postmaster.pid naming another program's process", () => {
       await again.stop();
     }
   }, 90_000);
+});
+
+describe("what interrupted runs left in TMPDIR", () => {
+  it("is removed once its owner is gone; a living run's and other names stay", async () => {
+    const parent = tempDir("herald-sweep-");
+    chmodSync(parent, 0o755); // as TMPDIR is: the clusters run in their directories, not relocated
+    const [gone, living, other] = ["herald-test-pg-gone", "herald-test-pg-living", "other"].map(
+      (name) => {
+        const d = join(parent, name);
+        mkdirSync(d);
+        return d;
+      },
+    ) as [string, string, string];
+    const killed = await owner(gone);
+    await owner(living);
+    await owner(other);
+    const postmaster = postmasterOf(join(gone, "pg"));
+    killed.kill("SIGKILL");
+    // Its PostgreSQL ends with it; its directory stays, naming an owner that is gone.
+    await waitFor(() => !alive(postmaster), 30_000);
+    expect(existsSync(join(gone, "postgres.owner"))).toBe(true);
+
+    expect(await removeAbandoned(parent, "herald-test-pg-")).toEqual([gone]);
+    expect([gone, living, other].map((d) => existsSync(d))).toEqual([false, true, true]);
+  }, 120_000);
 });

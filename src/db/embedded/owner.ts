@@ -8,7 +8,7 @@
  * starting its own. On Linux an owner's death, however it comes (SIGKILL included), stops its
  * PostgreSQL at once (`tiedToOwner`), so an orphan is what a system without setpriv leaves.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import {
   alive,
@@ -146,4 +146,22 @@ export async function stopAbandoned(dataDir: string): Promise<boolean> {
     }
   }
   return stampedGone(recordedOwner(dataDir));
+}
+
+/**
+ * Removes what runs SIGKILLed or interrupted left in `parent`: the directories named `prefix…`
+ * (the benchmark's scratch, the test suite's cluster) whose owner has ended, after stopping any
+ * PostgreSQL still running on one (stopAbandoned), with their relocated clusters. A directory
+ * whose owner lives, or that has none yet (a run starting), stays. Returns those removed.
+ */
+export async function removeAbandoned(parent: string, prefix: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of readdirSync(parent)) {
+    const dir = join(parent, name);
+    if (!name.startsWith(prefix) || !(await stopAbandoned(dir))) continue;
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(relocatedClusterDir(dir), { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
 }
