@@ -20,10 +20,8 @@ trap 'exit 130' INT TERM HUP QUIT
 body=${BODY:-bench}
 node --experimental-strip-types --no-warnings scripts/bench/bodies.ts "$work" "$body"
 suffix=$([ "$body" = bench ] || echo "-$body")
-sql() { PGOPTIONS="-c client_min_messages=warning" psql "$@"; }
 
-sql "$server/postgres" -qc "drop database if exists herald_yardstick" -c "create database herald_yardstick" >/dev/null
-made_dbs+=(herald_yardstick)
+fresh_db "$server" herald_yardstick
 sql "$server/herald_yardstick" -qc "create table bench_commit (id uuid, project_id uuid, topic text,
   title text, message text, priority text, status text, created_at timestamptz)" >/dev/null
 insert="insert into bench_commit (id, project_id, topic, title, message, priority, status, created_at)

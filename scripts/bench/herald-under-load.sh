@@ -2,8 +2,17 @@
 # with one serving process and its limits lifted, on a fresh database, and h2load's arguments
 # for publishing to it.
 
+# sql ARGS…: psql without its notices.
+sql() { PGOPTIONS="-c client_min_messages=warning" psql "$@"; }
+
 # Databases made on the named PostgreSQL, dropped by cleanup_herald (BENCH_KEEP_DB=1 keeps them).
 made_dbs=()
+
+# fresh_db SERVER DB: database DB made afresh on SERVER, and dropped again by cleanup_herald.
+fresh_db() {
+  sql "$1/postgres" -qc "drop database if exists $2" -c "create database $2" >/dev/null
+  made_dbs+=("$2")
+}
 
 # cleanup_herald (the scripts' EXIT trap): stops the Herald start_herald started, if it runs,
 # drops the databases made, and removes `work`: a run leaves nothing on the PostgreSQL it was given.
@@ -11,8 +20,7 @@ cleanup_herald() {
   if [ -n "${sup:-}" ]; then kill -TERM "$sup" 2>/dev/null || true; wait "$sup" 2>/dev/null || true; fi
   if [ -z "${BENCH_KEEP_DB:-}" ]; then
     for db in "${made_dbs[@]}"; do
-      PGOPTIONS="-c client_min_messages=warning" psql "$server/postgres" -qc \
-        "drop database if exists $db with (force)" >/dev/null 2>&1 || true
+      sql "$server/postgres" -qc "drop database if exists $db with (force)" >/dev/null 2>&1 || true
     done
   fi
   rm -rf "$work"
@@ -24,9 +32,7 @@ cleanup_herald() {
 # BENCH_NODE_FLAGS are given to `node` (`--inspect=127.0.0.1:9229` for promoted.ts).
 start_herald() {
   local server=$1 db=$2 data=$3 port=$4 log=$5 pool=${6:-}
-  PGOPTIONS="-c client_min_messages=warning" psql "$server/postgres" -qc "drop database if exists $db" \
-    -c "create database $db" >/dev/null
-  made_dbs+=("$db")
+  fresh_db "$server" "$db"
   env ${pool:+HERALD_DB_POOL_SIZE=$pool} DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 \
     HERALD_DATA_DIR="$data" HERALD_PORT="$port" HERALD_PROCESSES=1 HERALD_LOG_FORMAT=json \
     HERALD_RATE_LIMIT_BURST=1000000 HERALD_RATE_LIMIT_PER_SECOND=1000000 \

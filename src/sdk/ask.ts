@@ -3,9 +3,10 @@
  * WaitForResponse long polls (each at most a minute, so no proxy cuts one), reporting progress
  * between them. The question ends when its asker gives up: when the wait times out or is aborted
  * (Ctrl-C, any signal that stops the CLI, an agent cancelling the MCP tool; even while the
- * question is still being published), `ask` withdraws it (CancelNotification closes an unanswered question: it can no
- * longer be answered, and the devices clear it). Its ttl is the wait's too, unless given (at
- * least 30 s): an asker killed outright cannot withdraw it, and it expires then.
+ * question is still being published), `ask` withdraws it (CancelNotification closes an
+ * unanswered question: it can no longer be answered, and the devices clear it). Its ttl is the
+ * wait's too, unless given (at least 30 s): an asker killed outright cannot withdraw it, and it
+ * expires then.
  */
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import type { WaitForResponseResponse } from "../../gen/herald/v1/notify_service_pb.ts";

@@ -180,13 +180,13 @@ describe("what interrupted runs left in TMPDIR", () => {
         return d;
       },
     ) as [string, string, string];
-    const killed = await owner(gone);
+    // Two owners SIGKILLed, one under another name: only the prefix keeps that one.
+    const killed = [await owner(gone), await owner(other)];
     await owner(living);
-    await owner(other);
-    const postmaster = postmasterOf(join(gone, "pg"));
-    killed.kill("SIGKILL");
-    // Its PostgreSQL ends with it; its directory stays, naming an owner that is gone.
-    await waitFor(() => !alive(postmaster), 30_000);
+    const postmasters = [gone, other].map((d) => postmasterOf(join(d, "pg")));
+    for (const k of killed) k.kill("SIGKILL");
+    // Their PostgreSQL ends with them; their directories stay, naming an owner that is gone.
+    await waitFor(() => postmasters.every((pid) => !alive(pid)), 30_000);
     expect(existsSync(join(gone, "postgres.owner"))).toBe(true);
 
     expect(await removeAbandoned(parent, "herald-test-pg-")).toEqual([gone]);

@@ -72,14 +72,16 @@ describe("the benchmark on one's own PostgreSQL (DATABASE_URL)", () => {
       DATABASE_URL: `${server}/postgres`,
       BENCH_OUT_DIR: scratch,
     });
-    const made = new Set<string>();
-    const watching = setInterval(async () => {
-      const rows = await sql<{ datname: string }>(
+    // This run's databases: its own (herald_bench_<pid>) and its servers' (herald_bench_…_<pid>).
+    const databases = () =>
+      sql<{ datname: string }>(
         `${server}/postgres`,
         "select datname from pg_database where datname like $1",
-        [`herald_bench_%_${child.pid}`],
-      ).catch(() => []);
-      for (const r of rows) made.add(r.datname);
+        [`herald_bench%_${child.pid}`],
+      );
+    const made = new Set<string>();
+    const watching = setInterval(async () => {
+      for (const r of await databases().catch(() => [])) made.add(r.datname);
     }, 200);
     const code = await exited;
     clearInterval(watching);
@@ -87,11 +89,6 @@ describe("the benchmark on one's own PostgreSQL (DATABASE_URL)", () => {
     expect(output()).toContain("CPU per publish, REST");
     // It did make some (the watch saw them), and left none.
     expect(made.size).toBeGreaterThan(0);
-    const left = await sql(
-      `${server}/postgres`,
-      "select datname from pg_database where datname like $1",
-      [`herald_bench%_${child.pid}`],
-    );
-    expect(left).toEqual([]);
+    expect(await databases()).toEqual([]);
   }, 180_000);
 });

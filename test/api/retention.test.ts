@@ -34,11 +34,7 @@ describe("retention", () => {
   it("deletes notifications past the retention period, keeps the rest, and still counts them in the quota", async () => {
     const now = new Date();
     const at = [31, 40, 29].map((days) => new Date(now.getTime() - days * day));
-    const [old1, old2, kept] = [
-      await notificationAt(at[0] as Date),
-      await notificationAt(at[1] as Date),
-      await notificationAt(at[2] as Date),
-    ];
+    const [old1, old2, kept] = await Promise.all(at.map(notificationAt));
     const [device] = await sql<{ id: string }>(
       server.databaseUrl,
       `insert into device (id, account_id, name, platform, credential_digest, credential_prefix)
