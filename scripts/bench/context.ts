@@ -37,7 +37,6 @@ export const unlimited = {
   HERALD_ACCOUNT_RATE_BURST: "1000000",
   HERALD_ACCOUNT_RATE_PER_SECOND: "1000000",
   HERALD_MONTHLY_QUOTA: "1000000000",
-  HERALD_DB_POOL_SIZE: "20",
 };
 
 export { benchNotification } from "./bodies.ts";

@@ -38,7 +38,7 @@ if curl -sf "localhost:$port/readyz" >/dev/null; then
 fi
 for proto in ${PROTOS:-rest grpc}; do
   db=herald_held_out_$proto
-  start_herald "$server" "$db" "$work/data-$proto" "$port" "$work/$proto.log" 20
+  start_herald "$server" "$db" "$work/data-$proto" "$port" "$work/$proto.log"
   publish_args "$proto" "$work" "$port"
   h2load -D 3 -H "authorization: Bearer $key" "${args[@]}" >/dev/null 2>&1
   count() { sql "$server/$db" -Atc "select count(*) from notification"; }

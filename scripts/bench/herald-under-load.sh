@@ -26,14 +26,14 @@ cleanup_herald() {
   rm -rf "$work"
 }
 
-# start_herald SERVER DB DATA_DIR PORT LOG [POOL]: database DB made afresh on SERVER (a
+# start_herald SERVER DB DATA_DIR PORT LOG: database DB made afresh on SERVER (a
 # PostgreSQL URL without a database), the server started on PORT, its output in LOG; sets `sup`
 # (the supervisor's pid), `key` (the first start's API key) and `serving` (the serving process).
 # BENCH_NODE_FLAGS are given to `node` (`--inspect=127.0.0.1:9229` for promoted.ts).
 start_herald() {
-  local server=$1 db=$2 data=$3 port=$4 log=$5 pool=${6:-}
+  local server=$1 db=$2 data=$3 port=$4 log=$5
   fresh_db "$server" "$db"
-  env ${pool:+HERALD_DB_POOL_SIZE=$pool} DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 \
+  env DATABASE_URL="$server/$db" HERALD_BOOTSTRAP=1 \
     HERALD_DATA_DIR="$data" HERALD_PORT="$port" HERALD_PROCESSES=1 HERALD_LOG_FORMAT=json \
     HERALD_RATE_LIMIT_BURST=1000000 HERALD_RATE_LIMIT_PER_SECOND=1000000 \
     HERALD_ACCOUNT_RATE_BURST=1000000 HERALD_ACCOUNT_RATE_PER_SECOND=1000000 \
