@@ -260,7 +260,11 @@ route("/notifications", {
     async function refresh() {
       show((await api.notify.listNotifications(query(), inProject(state.projectId))).notifications);
     }
-    list.addEventListener("focusout", () => held && setTimeout(() => held && show(held), 0));
+    // Not while focus moves to the reply's own button: a feed redrawn before the click loses it.
+    list.addEventListener("focusout", ({ target, relatedTarget: to }) => {
+      if (!(to instanceof Node && (target as Element).closest("form")?.contains(to)) && held)
+        setTimeout(() => held && show(held), 0);
+    });
     // The live feed: a stream of the newest, sent again whenever they change (no polling).
     let watching = new AbortController();
     const watch = async (signal: AbortSignal) => {
