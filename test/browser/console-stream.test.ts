@@ -31,6 +31,32 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** Publishes a question whose third action takes a typed reply; returns its id. */
+async function ask(title: string): Promise<string> {
+  const res = await fetch(`${server.url}/v1/notify`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.apiKey}` },
+    body: JSON.stringify({
+      title,
+      message: "api v42, 3 services",
+      actions: [
+        { id: "yes", label: "Deploy" },
+        { id: "no", label: "Cancel" },
+        { id: "why", label: "Ask why", reply: true },
+      ],
+    }),
+  });
+  return ((await res.json()) as { id: string }).id;
+}
+const answerOf = async (id: string) =>
+  (
+    (await (
+      await fetch(`${server.url}/v1/notifications/${id}`, {
+        headers: { authorization: `Bearer ${server.apiKey}` },
+      })
+    ).json()) as { response: { action_id: string; text: string; device_id: string } | null }
+  ).response;
+
 describe("without Web Push", () => {
   it("receives over the live stream while the page is open, and says so", async () => {
     await page.getByRole("button", { name: "Notify me in this browser" }).click();
@@ -87,31 +113,6 @@ describe("without Web Push", () => {
   });
 
   it("answers a question from the feed with its buttons, or a typed reply, as this browser's device", async () => {
-    const ask = async (title: string) => {
-      const res = await fetch(`${server.url}/v1/notify`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${server.apiKey}` },
-        body: JSON.stringify({
-          title,
-          message: "api v42, 3 services",
-          actions: [
-            { id: "yes", label: "Deploy" },
-            { id: "no", label: "Cancel" },
-            { id: "why", label: "Ask why", reply: true },
-          ],
-        }),
-      });
-      return ((await res.json()) as { id: string }).id;
-    };
-    const answerOf = async (id: string) =>
-      (
-        (await (
-          await fetch(`${server.url}/v1/notifications/${id}`, {
-            headers: { authorization: `Bearer ${server.apiKey}` },
-          })
-        ).json()) as { response: { action_id: string; text: string; device_id: string } | null }
-      ).response;
-
     const first = await ask("Deploy api v42 to production?");
     const group = page.getByRole("group", { name: "Answer Deploy api v42 to production?" });
     await group.getByRole("button", { name: "Deploy" }).waitFor({ timeout: 10_000 });
@@ -127,7 +128,7 @@ describe("without Web Push", () => {
     // News while typing is held, and must not be drawn between pressing the reply's button and
     // its click (it took the click and the text).
     await ask("Restart db-3?");
-    await page.waitForTimeout(2500); // a poll of the feed passes while typing
+    await page.getByText("New notifications are shown when you finish your reply.").waitFor();
     expect(await reply.inputValue()).toBe("is the backup done?");
     await page
       .getByRole("group", { name: "Answer Roll back db-2?" })
@@ -136,5 +137,47 @@ describe("without Web Push", () => {
     await page.getByText("is the backup done?", { exact: true }).waitFor({ timeout: 10_000 });
     expect(await answerOf(second)).toMatchObject({ action_id: "why", text: "is the backup done?" });
     await page.screenshot({ path: join(shots, "notifications-answered.png") });
+  });
+
+  it("keeps a reply typed through news, and answers with Enter or a press that does not focus", async () => {
+    const replyTo = (title: string) =>
+      page.getByRole("group", { name: `Answer ${title}` }).getByRole("textbox");
+    const held = page.getByText("New notifications are shown when you finish your reply.");
+
+    // Enter sends the reply, and the feed shows it answered while focus is still in the field.
+    await ask("Scale web to 6?");
+    await replyTo("Scale web to 6?").fill("after 18:00");
+    await replyTo("Scale web to 6?").press("Enter");
+    await page.getByText("after 18:00", { exact: true }).waitFor({ timeout: 10_000 });
+
+    // A reply typed and left (focus elsewhere) survives the feed being redrawn with news.
+    await replyTo("Restart db-3?").fill("in 5 minutes");
+    await page.getByRole("heading", { name: "Send a notification" }).click();
+    await ask("Page the DBA?");
+    await replyTo("Page the DBA?").waitFor({ timeout: 10_000 });
+    expect(await replyTo("Restart db-3?").inputValue()).toBe("in 5 minutes");
+
+    // As Safari presses a button: focus leaves the field and lands nowhere. News arriving while
+    // the button is held down waits for the click, which answers with the typed text.
+    const send = page.getByRole("group", { name: "Answer Restart db-3?" }).getByRole("button", {
+      name: "Ask why",
+    });
+    await send.evaluate((button) =>
+      button.addEventListener("mousedown", (e: { preventDefault(): void }) => {
+        e.preventDefault();
+        const { document } = globalThis as unknown as {
+          document: { activeElement: { blur(): void } | null };
+        };
+        document.activeElement?.blur();
+      }),
+    );
+    await replyTo("Restart db-3?").focus();
+    await send.hover();
+    await page.mouse.down();
+    await ask("Rotate the logs?");
+    await held.waitFor({ timeout: 10_000 });
+    await page.mouse.up();
+    await page.getByText("in 5 minutes", { exact: true }).waitFor({ timeout: 10_000 });
+    await replyTo("Rotate the logs?").waitFor({ timeout: 10_000 });
   });
 });

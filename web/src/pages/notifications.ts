@@ -8,6 +8,7 @@ import { api, date, errorText, inProject } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, when } from "../dom.ts";
 import { inPlace } from "../replaced.ts";
+import { holdingFeed } from "./feed-hold.ts";
 import { firstPublish } from "./first-publish.ts";
 import { asThisDevice, questionPanel } from "./question.ts";
 
@@ -223,14 +224,9 @@ route("/notifications", {
     const topic = field("Topic", { type: "search", placeholder: "all topics" });
     const seen = new Set<string>();
     let first = true;
-    let held: Notification[] | undefined;
-    const show = (notifications: Notification[]) => {
-      // Someone typing a reply keeps the feed as it is until they are done.
-      if (list.contains(document.activeElement) && document.activeElement?.tagName === "INPUT") {
-        held = notifications;
-        return;
-      }
-      held = undefined;
+    let watching = new AbortController();
+    const left = new AbortController();
+    const draw = (notifications: Notification[]) => {
       const open = new Set(
         [...list.querySelectorAll("li")]
           .filter((li) => !li.querySelector("[hidden]"))
@@ -256,17 +252,13 @@ route("/notifications", {
           : `Live: updated ${new Date().toLocaleTimeString()}`,
       );
     };
+    const show = holdingFeed(list, status, draw, left.signal);
     const query = () => ({ pageSize: 50, topic: topic.input.value.trim() });
     async function refresh() {
-      show((await api.notify.listNotifications(query(), inProject(state.projectId))).notifications);
+      const page = await api.notify.listNotifications(query(), inProject(state.projectId));
+      show(page.notifications, true);
     }
-    // Not while focus moves to the reply's own button: a feed redrawn before the click loses it.
-    list.addEventListener("focusout", ({ target, relatedTarget: to }) => {
-      if (!(to instanceof Node && (target as Element).closest("form")?.contains(to)) && held)
-        setTimeout(() => held && show(held), 0);
-    });
     // The live feed: a stream of the newest, sent again whenever they change (no polling).
-    let watching = new AbortController();
     const watch = async (signal: AbortSignal) => {
       while (!signal.aborted) {
         try {
@@ -294,6 +286,9 @@ route("/notifications", {
       h("div", { class: "panel" }, h("div", { class: "row" }, topic.wrap), status, list),
     );
     void watch(watching.signal);
-    return () => watching.abort();
+    return () => {
+      watching.abort();
+      left.abort();
+    };
   },
 });
