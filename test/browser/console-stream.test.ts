@@ -128,7 +128,7 @@ describe("without Web Push", () => {
     // News while typing is held, and must not be drawn between pressing the reply's button and
     // its click (it took the click and the text).
     await ask("Restart db-3?");
-    await page.getByText("New notifications are shown when you finish your reply.").waitFor();
+    await page.getByText("1 new notification, shown when you finish your reply.").waitFor();
     expect(await reply.inputValue()).toBe("is the backup done?");
     await page
       .getByRole("group", { name: "Answer Roll back db-2?" })
@@ -142,7 +142,7 @@ describe("without Web Push", () => {
   it("keeps a reply typed through news, and answers with Enter or a press that does not focus", async () => {
     const replyTo = (title: string) =>
       page.getByRole("group", { name: `Answer ${title}` }).getByRole("textbox");
-    const held = page.getByText("New notifications are shown when you finish your reply.");
+    const held = page.getByText("1 new notification, shown when you finish your reply.");
 
     // Enter sends the reply, and the feed shows it answered while focus is still in the field.
     await ask("Scale web to 6?");

@@ -2,9 +2,9 @@
  * The live feed around someone answering in it. A feed redrawn under a person takes what they
  * are doing: the field they type a reply in, or their click (a button pressed, the feed
  * redrawn, and the click lands on nothing). So news that arrives while a reply's form has focus,
- * or while a button in the feed is pressed, is held, and the status line says so; it is drawn
- * once they are done: focus has left the form, or the press has ended (Safari and Firefox on
- * macOS do not focus a pressed button, so focus alone cannot tell). What a person's own action
+ * or while a button in the feed is pressed, is held, and the status line counts what is new; it
+ * is drawn once they are done: focus has left the form, or the press has ended (Safari and
+ * Firefox on macOS do not focus a pressed button, so focus alone cannot tell). What a person's own action
  * asks for (the feed after their answer) is drawn at once, and any drawing keeps a reply typed
  * and not sent, with its focus.
  */
@@ -13,6 +13,11 @@ import { fill } from "../dom.ts";
 
 /** Shows a page of the feed; `own` for the page a person's own action asked for. */
 export type ShowFeed = (notifications: Notification[], own?: boolean) => void;
+
+/** "1 new notification", "3 new notifications". */
+function newOnes(count: number): string {
+  return `${count} new notification${count === 1 ? "" : "s"}`;
+}
 
 /** Which reply field an input is, across redraws: its notification and its action's label. */
 function key(input: HTMLInputElement): string {
@@ -54,7 +59,9 @@ export function holdingFeed(
   const show: ShowFeed = (notifications, own = false) => {
     if (!own && answering()) {
       held = notifications;
-      fill(status, "New notifications are shown when you finish your reply.");
+      const shown = new Set([...list.querySelectorAll("li")].map((li) => li.dataset.id));
+      const fresh = notifications.filter((n) => !shown.has(n.id)).length;
+      if (fresh > 0) fill(status, `${newOnes(fresh)}, shown when you finish your reply.`);
       return;
     }
     held = undefined;
