@@ -94,16 +94,24 @@ async function bareFastify(): Promise<number> {
   return bareRate;
 }
 
-/** The machine's other limits, and Herald's REST maximum as a share of each. */
+/**
+ * The machine's other limits, and Herald's REST maximum (scenario 1's; NaN when it did not run)
+ * as a share of each.
+ */
 export async function limits(restMax: number, yardstick: number): Promise<void> {
   log("5. the machine's limits");
   const commits = { perSecond: await postgresLimits() };
   diskLimit();
   const bareRate = await bareFastify();
   const commitRate = yardstick;
+  const share = "Herald REST publish as a share of the limits";
+  if (!Number.isFinite(restMax)) {
+    record(share, "not in this run: its REST maximum is scenario 1's (`--only 1,5`)", {});
+    return;
+  }
   record(
-    "Herald REST publish as a share of the limits",
-    `${Math.round((restMax / commits.perSecond) * 100)}% of PostgreSQL's single-row commit rate, ${(restMax / commitRate).toFixed(2)}× the yardstick (pgbench), ${Math.round((restMax / bareRate) * 100)}% of a bare Fastify route`,
+    share,
+    `${Math.round((restMax / commits.perSecond) * 100)}% of PostgreSQL's single-row commit rate, ${Number.isFinite(commitRate) ? `${(restMax / commitRate).toFixed(2)}×` : "no ratio to"} the yardstick (pgbench), ${Math.round((restMax / bareRate) * 100)}% of a bare Fastify route`,
     {
       ofCommits: restMax / commits.perSecond,
       ofTransactions: restMax / commitRate,
