@@ -128,7 +128,12 @@ describe("without Web Push", () => {
     // News while typing is held, and must not be drawn between pressing the reply's button and
     // its click (it took the click and the text).
     await ask("Restart db-3?");
-    await page.getByText("1 new notification, shown when you finish your reply.").waitFor();
+    // Counted in the status line, and in a live region, so a screen reader says it too.
+    await page.getByText("1 new notification, shown when you finish your reply.").first().waitFor();
+    await page
+      .getByRole("status")
+      .filter({ hasText: "1 new notification, shown when you finish your reply." })
+      .waitFor({ state: "attached" });
     expect(await reply.inputValue()).toBe("is the backup done?");
     await page
       .getByRole("group", { name: "Answer Roll back db-2?" })
@@ -142,7 +147,9 @@ describe("without Web Push", () => {
   it("keeps a reply typed through news, and answers with Enter or a press that does not focus", async () => {
     const replyTo = (title: string) =>
       page.getByRole("group", { name: `Answer ${title}` }).getByRole("textbox");
-    const held = page.getByText("1 new notification, shown when you finish your reply.");
+    const held = page.locator(".held", {
+      hasText: "1 new notification, shown when you finish your reply.",
+    });
 
     // Enter sends the reply, and the feed shows it answered while focus is still in the field.
     await ask("Scale web to 6?");
@@ -179,5 +186,6 @@ describe("without Web Push", () => {
     await page.mouse.up();
     await page.getByText("in 5 minutes", { exact: true }).waitFor({ timeout: 10_000 });
     await replyTo("Rotate the logs?").waitFor({ timeout: 10_000 });
+    expect(await held.count()).toBe(0);
   });
 });

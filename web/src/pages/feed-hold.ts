@@ -1,15 +1,15 @@
 /**
  * The live feed around someone answering in it. A feed redrawn under a person takes what they
  * are doing: the field they type a reply in, or their click (a button pressed, the feed
- * redrawn, and the click lands on nothing). So news that arrives while a reply's form has focus,
- * or while a button in the feed is pressed, is held, and the status line counts what is new; it
- * is drawn once they are done: focus has left the form, or the press has ended (Safari and
- * Firefox on macOS do not focus a pressed button, so focus alone cannot tell). What a person's own action
- * asks for (the feed after their answer) is drawn at once, and any drawing keeps a reply typed
- * and not sent, with its focus.
+ * redrawn, and the click lands on nothing). So news that arrives while a reply's form has
+ * focus, or while a button in the feed is pressed, is held, and a line of its own counts what
+ * is new; it is drawn once they are done: focus has left the form, or the press has ended
+ * (Safari and Firefox on macOS do not focus a pressed button, so focus alone cannot tell). What
+ * a person's own action asks for (the feed after their answer) is drawn at once, and any
+ * drawing keeps a reply typed and not sent, with its focus.
  */
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
-import { fill } from "../dom.ts";
+import { fill, h } from "../dom.ts";
 
 /** Shows a page of the feed; `own` for the page a person's own action asked for. */
 export type ShowFeed = (notifications: Notification[], own?: boolean) => void;
@@ -43,12 +43,14 @@ function keepingDrafts(list: HTMLElement, draw: () => void): void {
 }
 
 /**
- * The feed's `show`: `draw` draws a page into `list` (and its status line), held as above while
- * someone answers. Listeners outside `list` end with `signal` (the page left).
+ * The feed's `show`: `draw` draws a page into `list` and its `status` line, held as above while
+ * someone answers; the status line then counts what is held, and `told` (a live region, not
+ * drawn) says the same to a screen reader. Listeners outside `list` end with `signal`.
  */
 export function holdingFeed(
   list: HTMLElement,
   status: HTMLElement,
+  told: HTMLElement,
   draw: (notifications: Notification[]) => void,
   signal: AbortSignal,
 ): ShowFeed {
@@ -61,10 +63,16 @@ export function holdingFeed(
       held = notifications;
       const shown = new Set([...list.querySelectorAll("li")].map((li) => li.dataset.id));
       const fresh = notifications.filter((n) => !shown.has(n.id)).length;
-      if (fresh > 0) fill(status, `${newOnes(fresh)}, shown when you finish your reply.`);
+      if (fresh > 0) {
+        const text = `${newOnes(fresh)}, shown when you finish your reply.`;
+        // In the status line's place, on one line: the feed below must not move under a press.
+        fill(status, h("span", { class: "held" }, text));
+        fill(told, text);
+      }
       return;
     }
     held = undefined;
+    fill(told);
     keepingDrafts(list, () => draw(notifications));
   };
   // After the event's own work (the click a press ends in), if the person is done.

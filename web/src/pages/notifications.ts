@@ -221,6 +221,7 @@ route("/notifications", {
   render(main) {
     const list = h("ul", { class: "feed", "aria-label": "Notifications" });
     const status = h("p", { class: "muted" });
+    const told = h("p", { class: "visually-hidden", role: "status" });
     const topic = field("Topic", { type: "search", placeholder: "all topics" });
     const seen = new Set<string>();
     let first = true;
@@ -252,7 +253,7 @@ route("/notifications", {
           : `Live: updated ${new Date().toLocaleTimeString()}`,
       );
     };
-    const show = holdingFeed(list, status, draw, left.signal);
+    const show = holdingFeed(list, status, told, draw, left.signal);
     const query = () => ({ pageSize: 50, topic: topic.input.value.trim() });
     async function refresh() {
       const page = await api.notify.listNotifications(query(), inProject(state.projectId));
@@ -283,7 +284,7 @@ route("/notifications", {
     fill(
       main,
       sendForm(refresh),
-      h("div", { class: "panel" }, h("div", { class: "row" }, topic.wrap), status, list),
+      h("div", { class: "panel" }, h("div", { class: "row" }, topic.wrap), status, told, list),
     );
     void watch(watching.signal);
     return () => {
