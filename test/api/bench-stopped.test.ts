@@ -5,45 +5,22 @@
  * scratch directory, and it exits as the signal would have ended it. Run to its end on a
  * PostgreSQL of one's own (DATABASE_URL), it drops every database it made there.
  */
-import { spawn } from "node:child_process";
 import { chmodSync, readdirSync } from "node:fs";
 import { constants } from "node:os";
-import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
+import { bench } from "../helpers/bench.ts";
 import { sql } from "../helpers/db.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { alive, descendants } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const root = join(import.meta.dirname, "../..");
 const scratch = tempDir("herald-bench-stopped-");
 // As the system's /tmp: run as root, the embedded PostgreSQL runs as `postgres` and reads there.
 chmodSync(scratch, 0o1777);
 
-/** `npm run bench`'s entry with these arguments and environment; all it prints, as it prints it. */
-function bench(args: string[], env: Record<string, string>) {
-  const child = spawn(
-    process.execPath,
-    ["--experimental-strip-types", "--no-warnings", "scripts/bench/main.ts", ...args],
-    {
-      cwd: root,
-      env: { ...process.env, TMPDIR: scratch, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  for (const s of [child.stdout, child.stderr]) {
-    s?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-  }
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  return { child, exited, output: () => out };
-}
-
 describe("the benchmark stopped mid-run", () => {
   it("by a closed terminal (SIGHUP): every process it started ends, its scratch goes", async () => {
-    const { child, exited, output } = bench(["--smoke"], { DATABASE_URL: "" });
+    const { child, exited, output } = bench(["--smoke"], { TMPDIR: scratch, DATABASE_URL: "" });
     // Set up and measuring: PostgreSQL, the server and the fakes are up.
     await waitFor(
       () => output().includes("1. publish over REST") || child.exitCode !== null,
@@ -69,6 +46,7 @@ describe("the benchmark on one's own PostgreSQL (DATABASE_URL)", () => {
     // Scenario 7 starts `npm start` on databases of its own, a run for each protocol. Its report
     // goes to the scratch directory: .bench/ holds a person's own last run.
     const { child, exited, output } = bench(["--smoke", "--only", "7"], {
+      TMPDIR: scratch,
       DATABASE_URL: `${server}/postgres`,
       BENCH_OUT_DIR: scratch,
     });

@@ -28,16 +28,19 @@ function key(input: HTMLInputElement): string {
 function keepingDrafts(list: HTMLElement, draw: () => void): void {
   const inputs = () => [...list.querySelectorAll("input")];
   const drafts = new Map(inputs().flatMap((i) => (i.value ? [[key(i), i.value] as const] : [])));
-  const active = document.activeElement;
-  const focused = active instanceof HTMLInputElement && list.contains(active) ? active : null;
-  const at = focused && ([focused.selectionStart, focused.selectionEnd] as const);
+  const a = document.activeElement;
+  const focus =
+    a instanceof HTMLInputElement && list.contains(a)
+      ? { key: key(a), start: a.selectionStart, end: a.selectionEnd }
+      : undefined;
   draw();
   for (const input of inputs()) {
-    const draft = drafts.get(key(input));
+    const k = key(input);
+    const draft = drafts.get(k);
     if (draft !== undefined) input.value = draft;
-    if (focused && at && key(input) === key(focused) && !list.contains(document.activeElement)) {
+    if (k === focus?.key && !list.contains(document.activeElement)) {
       input.focus();
-      input.setSelectionRange(at[0], at[1]);
+      input.setSelectionRange(focus.start, focus.end);
     }
   }
 }
