@@ -188,4 +188,26 @@ describe("without Web Push", () => {
     await replyTo("Rotate the logs?").waitFor({ timeout: 10_000 });
     expect(await held.count()).toBe(0);
   });
+
+  it("holds news in an errored status line's place without moving the feed", async () => {
+    const replyTo = page.getByRole("group", { name: "Answer Page the DBA?" }).getByRole("textbox");
+    const status = page.locator("p.muted", { hasText: "reconnecting…" });
+    const feedTop = async () => (await page.locator("ul.feed").boundingBox())?.y;
+    // Someone is typing a reply when the connection drops (the server closes it): the status
+    // line says so, in a notice taller than its line.
+    await replyTo.fill("paging now");
+    (server.app.server as unknown as { closeAllConnections(): void }).closeAllConnections();
+    await status.waitFor({ timeout: 15_000 });
+    const top = await feedTop();
+    // The feed reconnects; its first page, then news, are held while they type. The count takes
+    // the error's place, and the feed under their pointer stays where it was.
+    await ask("Failover to replica?");
+    await page.locator(".held").waitFor({ timeout: 15_000 });
+    expect(await feedTop()).toBe(top);
+    await page.getByRole("heading", { name: "Send a notification" }).click();
+    await page
+      .locator(".feed .title", { hasText: "Failover to replica?" })
+      .waitFor({ timeout: 10_000 });
+    expect(await replyTo.inputValue()).toBe("paging now");
+  });
 });

@@ -68,7 +68,9 @@ export function holdingFeed(
       const fresh = notifications.filter((n) => !shown.has(n.id)).length;
       if (fresh > 0) {
         const text = `${newOnes(fresh)}, shown when you finish your reply.`;
-        // In the status line's place, on one line: the feed below must not move under a press.
+        // In the status line's place, on one line and at its height (an error and its
+        // "reconnecting…" can take two): the feed below must not move under a press.
+        status.style.minHeight ||= `${status.getBoundingClientRect().height}px`;
         fill(status, h("span", { class: "held" }, text));
         fill(told, text);
       }
@@ -76,6 +78,7 @@ export function holdingFeed(
     }
     held = undefined;
     fill(told);
+    status.style.minHeight = "";
     keepingDrafts(list, () => draw(notifications));
   };
   // After the event's own work (the click a press ends in), if the person is done.
