@@ -70,7 +70,7 @@ export function holdingFeed(
         const text = `${newOnes(fresh)}, shown when you finish your reply.`;
         // In the status line's place, on one line and at its height (an error and its
         // "reconnecting…" can take two): the feed below must not move under a press.
-        status.style.minHeight ||= `${status.getBoundingClientRect().height}px`;
+        status.style.minHeight = `${status.getBoundingClientRect().height}px`;
         fill(status, h("span", { class: "held" }, text));
         fill(told, text);
       }
