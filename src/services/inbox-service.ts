@@ -4,7 +4,7 @@
  * fetches the full notification, acknowledges it and reports it opened.
  */
 import { create } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { durationFromMs, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   type InboxService,
@@ -71,11 +71,16 @@ const replacedMessage = (id: string, by: NotificationRecord): SubscribeResponse 
 const clearedMessage = (id: string, byDeviceId: string): SubscribeResponse =>
   create(SubscribeResponseSchema, { event: { case: "cleared", value: { id, byDeviceId } } });
 
-const keepalive = (): SubscribeResponse =>
-  create(SubscribeResponseSchema, { event: { case: "keepalive", value: timestampNow() } });
+/** A keepalive, with the longest the stream stays silent (a client's watch for a dead one). */
+const keepaliveOf = (ms: number) => (): SubscribeResponse =>
+  create(SubscribeResponseSchema, {
+    event: { case: "keepalive", value: timestampNow() },
+    keepaliveInterval: durationFromMs(ms),
+  });
 
 export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxService> {
   const { deliveries, queue, devices, notifications, projects, hub, keepaliveMs } = deps;
+  const keepalive = keepaliveOf(keepaliveMs);
   const openStream = (device: { id: string; accountId: string }) =>
     deps.openCalls.open(
       "stream",

@@ -142,4 +142,27 @@ describe("on a terminal", () => {
     expect(outage.split("\r\x1b[Kconnection lost ").length).toBeGreaterThanOrEqual(2);
     expect(screen).toContain("\r\x1b[Kreconnected\r\n");
   }, 30_000);
+
+  it("listen takes a stream that went silent for dead, and catches up on a new one", async () => {
+    // The network drops the stream without closing it: nothing more arrives, and no error.
+    const door = await startTcpProxy({ host: "127.0.0.1", port: server.port });
+    const h = await loggedIn();
+    const t = onTerminal(`listen --url http://127.0.0.1:${door.port} --topic silent`, {
+      HOME: h,
+      XDG_CONFIG_HOME: join(h, ".config"),
+    });
+    await waitFor(() => t.screen().includes("Ctrl-C stops"));
+    await streamOpen(server, "silent");
+    door.stall();
+    expect(
+      (await notify(server, { title: "said during the silence", topic: "silent" })).status,
+    ).toBe(202);
+    // The server keeps alive every 0.5 s: nothing for 2 × 0.5 + 5 s is a dead stream.
+    await waitFor(() => t.screen().includes("the server said nothing for 6 s"), 15_000);
+    await waitFor(() => t.screen().includes("said during the silence"), 15_000);
+    expect(t.screen()).toContain("reconnected");
+    t.type("\x03");
+    expect(await t.exited).toBe(0);
+    await door.close();
+  }, 30_000);
 });

@@ -2,7 +2,8 @@
  * A TCP proxy in front of PostgreSQL that a test can take down and bring back, as a database
  * restart looks to Herald: open connections cut, new ones refused, then accepted again. Or hold:
  * new connections accepted, and connected onward only when released (a connection still being
- * opened, for as long as a test needs).
+ * opened, for as long as a test needs). Or stall: the open connections go silent, nothing
+ * forwarded either way and nothing closed, as a network that dropped them without a word.
  */
 import net, { type AddressInfo, type Socket } from "node:net";
 
@@ -15,6 +16,8 @@ export interface TcpProxy {
   /** Holds new connections until `release()`; resolves once one is held. */
   hold(): Promise<void>;
   release(): void;
+  /** Open connections forward nothing more and stay open; new ones are served. */
+  stall(): void;
   close(): Promise<void>;
 }
 
@@ -26,6 +29,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     s.on("error", () => s.destroy());
   };
   let held: { knock(): void; released: Promise<void>; release(): void } | undefined;
+  const pairs = new Set<[Socket, Socket]>();
   const make = () =>
     net.createServer(async (client) => {
       track(client);
@@ -37,7 +41,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       const upstream = net.connect(target.port, target.host);
       track(upstream);
       client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
+      const pair: [Socket, Socket] = [client, upstream];
+      pairs.add(pair);
+      client.on("close", () => {
+        pairs.delete(pair);
+        upstream.destroy();
+      });
       upstream.on("close", () => client.destroy());
     });
   let server = make();
@@ -70,6 +79,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       });
     },
     release,
+    stall() {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+      pairs.clear();
+    },
     async close() {
       release();
       if (server.listening) await down();

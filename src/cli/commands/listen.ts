@@ -5,8 +5,10 @@
  * from the last one it saw.
  */
 import { hostname } from "node:os";
+import { durationMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
-import { InboxService } from "../../../gen/herald/v1/inbox_service_pb.ts";
+import { InboxService, type SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
@@ -71,11 +73,13 @@ export const listen: Command = {
     ctx.io.stderr(listeningLine(topics, limit));
     while (received < limit && !ctx.io.signal?.aborted) {
       const abort = new AbortController();
+      const watch = silenceWatch(abort);
       const onStop = () => abort.abort();
       ctx.io.signal?.addEventListener("abort", onStop, { once: true });
       try {
         const since = ctx.config.load().device?.cursor ?? "";
         for await (const msg of inbox.subscribe({ since }, { ...auth, signal: abort.signal })) {
+          watch.heard(msg);
           backoff = 500;
           if (lost) {
             status("reconnected", true);
@@ -100,6 +104,7 @@ export const listen: Command = {
         lost = true;
         backoff = Math.min(maxBackoffMs, backoff * 2);
       } finally {
+        watch.stop();
         ctx.io.signal?.removeEventListener("abort", onStop);
         abort.abort();
       }
@@ -108,6 +113,37 @@ export const listen: Command = {
     return exit.ok;
   },
 };
+
+/** The longest a Herald server's stream stays silent (HERALD_STREAM_KEEPALIVE_MS's bound). */
+const serverSilenceBoundMs = 30_000;
+
+/**
+ * A stream that a network dropped without closing it (a laptop's sleep, a changed network, a
+ * NAT that forgot it) says nothing, for good. Each keepalive says how long the server stays
+ * silent at most; heard from for no more than twice that and 5 s, the stream is taken for dead
+ * and aborted, and `listen` subscribes again from its cursor (nothing is missed). Until a
+ * keepalive says, the server's bound is assumed.
+ */
+function silenceWatch(abort: AbortController) {
+  let limitMs = 2 * serverSilenceBoundMs + 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const s = Math.round(limitMs / 100) / 10;
+      abort.abort(new ConnectError(`the server said nothing for ${s} s`, Code.Unavailable));
+    }, limitMs);
+  };
+  arm();
+  return {
+    heard(msg: SubscribeResponse) {
+      const interval = msg.keepaliveInterval;
+      if (interval) limitMs = 2 * durationMs(interval) + 5_000;
+      arm();
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
 
 /** A stream that broke: said, then waited out (a signed-out device is forgotten, and fails). */
 async function connectionLost(
