@@ -165,4 +165,19 @@ describe("on a terminal", () => {
     expect(await t.exited).toBe(0);
     await door.close();
   }, 30_000);
+
+  it("listen does not count the time its --exec command takes as the server's silence", async () => {
+    const h = await loggedIn();
+    const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };
+    // Longer than the 6 s a silent stream gets (keepalives every 0.5 s), for each notification.
+    const t = onTerminal(`listen --topic slow-exec --count 2 --exec 'sleep 7; echo ran'`, env);
+    await waitFor(() => t.screen().includes("Ctrl-C stops"));
+    await streamOpen(server, "slow-exec");
+    for (const title of ["first", "second"]) {
+      expect((await notify(server, { title, topic: "slow-exec" })).status).toBe(202);
+    }
+    expect(await t.exited).toBe(0);
+    expect(t.screen().match(/ran/g)).toHaveLength(2);
+    expect(t.screen()).not.toContain("connection lost");
+  }, 30_000);
 });

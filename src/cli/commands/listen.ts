@@ -73,13 +73,12 @@ export const listen: Command = {
     ctx.io.stderr(listeningLine(topics, limit));
     while (received < limit && !ctx.io.signal?.aborted) {
       const abort = new AbortController();
-      const watch = silenceWatch(abort);
       const onStop = () => abort.abort();
       ctx.io.signal?.addEventListener("abort", onStop, { once: true });
       try {
         const since = ctx.config.load().device?.cursor ?? "";
-        for await (const msg of inbox.subscribe({ since }, { ...auth, signal: abort.signal })) {
-          watch.heard(msg);
+        const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
+        for await (const msg of heardFrom(stream, abort)) {
           backoff = 500;
           if (lost) {
             status("reconnected", true);
@@ -104,7 +103,6 @@ export const listen: Command = {
         lost = true;
         backoff = Math.min(maxBackoffMs, backoff * 2);
       } finally {
-        watch.stop();
         ctx.io.signal?.removeEventListener("abort", onStop);
         abort.abort();
       }
@@ -118,31 +116,37 @@ export const listen: Command = {
 const serverSilenceBoundMs = 30_000;
 
 /**
- * A stream that a network dropped without closing it (a laptop's sleep, a changed network, a
- * NAT that forgot it) says nothing, for good. Each keepalive says how long the server stays
- * silent at most; heard from for no more than twice that and 5 s, the stream is taken for dead
- * and aborted, and `listen` subscribes again from its cursor (nothing is missed). Until a
- * keepalive says, the server's bound is assumed.
+ * The stream's messages, while its server is heard from. A stream that a network dropped
+ * without closing it (a laptop's sleep, a changed network, a NAT that forgot it) says nothing,
+ * for good. Each keepalive says how long the server stays silent at most; heard from for no
+ * more than twice that and 5 s, the stream is taken for dead and aborted, and `listen`
+ * subscribes again from its cursor (nothing is missed). Until a keepalive says, the server's
+ * bound is assumed. Only the wait for the next message counts: the time `listen` spends on one
+ * (an `--exec` command, a prompt) is not the server's silence.
  */
-function silenceWatch(abort: AbortController) {
+async function* heardFrom(
+  stream: AsyncIterable<SubscribeResponse>,
+  abort: AbortController,
+): AsyncGenerator<SubscribeResponse> {
   let limitMs = 2 * serverSilenceBoundMs + 5_000;
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
-    clearTimeout(timer);
     timer = setTimeout(() => {
       const s = Math.round(limitMs / 100) / 10;
       abort.abort(new ConnectError(`the server said nothing for ${s} s`, Code.Unavailable));
     }, limitMs);
   };
-  arm();
-  return {
-    heard(msg: SubscribeResponse) {
-      const interval = msg.keepaliveInterval;
-      if (interval) limitMs = 2 * durationMs(interval) + 5_000;
+  try {
+    arm();
+    for await (const msg of stream) {
+      clearTimeout(timer);
+      if (msg.keepaliveInterval) limitMs = 2 * durationMs(msg.keepaliveInterval) + 5_000;
+      yield msg;
       arm();
-    },
-    stop: () => clearTimeout(timer),
-  };
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A stream that broke: said, then waited out (a signed-out device is forgotten, and fails). */
