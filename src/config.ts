@@ -13,6 +13,7 @@ import {
   webPushHosts,
 } from "./config-parse.ts";
 import type { Limits } from "./domain/limits.ts";
+import { maxKeepaliveMs } from "./domain/stream-silence.ts";
 
 /** Everything Herald reads from the environment, read once at start and passed down. */
 export interface Config {
@@ -227,7 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     credentialCacheMs: int(env, "HERALD_CREDENTIAL_CACHE_MS", 500, 0, 1000),
     shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
     signupEnabled: env.HERALD_SIGNUP === "1",
-    streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, 30_000),
+    streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, maxKeepaliveMs),
     workerEnabled: env.HERALD_WORKER !== "0",
     processes,
     processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 2048, 0, 65_536),

@@ -9,6 +9,7 @@ import { durationMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
+import { deadAfterMs, maxKeepaliveMs } from "../../domain/stream-silence.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
@@ -112,14 +113,11 @@ export const listen: Command = {
   },
 };
 
-/** The longest a Herald server's stream stays silent (HERALD_STREAM_KEEPALIVE_MS's bound). */
-const serverSilenceBoundMs = 30_000;
-
 /**
  * The stream's messages, while its server is heard from. A stream that a network dropped
  * without closing it (a laptop's sleep, a changed network, a NAT that forgot it) says nothing,
- * for good. Each keepalive says how long the server stays silent at most; heard from for no
- * more than twice that and 5 s, the stream is taken for dead and aborted, and `listen`
+ * for good. Each keepalive says how long the server stays silent at most; not heard from for
+ * twice that and 5 s (stream-silence.ts), the stream is taken for dead and aborted, and `listen`
  * subscribes again from its cursor (nothing is missed). Until a keepalive says, the server's
  * bound is assumed. Only the wait for the next message counts: the time `listen` spends on one
  * (an `--exec` command, a prompt) is not the server's silence.
@@ -128,7 +126,7 @@ async function* heardFrom(
   stream: AsyncIterable<SubscribeResponse>,
   abort: AbortController,
 ): AsyncGenerator<SubscribeResponse> {
-  let limitMs = 2 * serverSilenceBoundMs + 5_000;
+  let limitMs = deadAfterMs(maxKeepaliveMs);
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     timer = setTimeout(() => {
@@ -140,7 +138,7 @@ async function* heardFrom(
     arm();
     for await (const msg of stream) {
       clearTimeout(timer);
-      if (msg.keepaliveInterval) limitMs = 2 * durationMs(msg.keepaliveInterval) + 5_000;
+      if (msg.keepaliveInterval) limitMs = deadAfterMs(durationMs(msg.keepaliveInterval));
       yield msg;
       arm();
     }

@@ -2,7 +2,7 @@
  * The live feed around someone answering in it. A feed redrawn under a person takes what they
  * are doing: the field they type a reply in, or their click (a button pressed, the feed
  * redrawn, and the click lands on nothing). So news that arrives while a reply's form has
- * focus, or while a button in the feed is pressed, is held, and a line of its own counts what
+ * focus, or while a button in the feed is pressed, is held, and the status line counts what
  * is new; it is drawn once they are done: focus has left the form, or the press has ended
  * (Safari and Firefox on macOS do not focus a pressed button, so focus alone cannot tell). What
  * a person's own action asks for (the feed after their answer) is drawn at once, and any
