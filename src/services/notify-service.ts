@@ -262,6 +262,7 @@ export function createNotifyService(deps: NotifyDeps): ServiceImpl<typeof Notify
       openPoll,
       watch: deps.watchFeed,
       ending: deps.ending,
+      keepaliveMs: deps.config.streamKeepaliveMs,
       newest: async (projectId, topic, limit) =>
         withSummaries(await store.list(projectId, { topic: topic || undefined, limit })),
     }),

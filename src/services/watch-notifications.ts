@@ -2,9 +2,12 @@
  * NotifyService.WatchNotifications: a project's newest notifications, sent at once and again
  * whenever they may have changed (the console's live feed, without polling). News comes from
  * the stream hub (delivery/streams/wakers.ts); delivery states change without news, so the page
- * is read again at least every `refreshMs` too. Bursts of news are read once per `settleMs`.
+ * is read again at least every `refreshMs` too, and never less often than a live stream's
+ * keepalive: each page says that interval, by which a client tells a stream a network dropped
+ * without a word (domain/stream-silence.ts). Bursts of news are read once per `settleMs`.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import type {
@@ -26,12 +29,16 @@ export interface WatchDeps {
   openPoll: (ctx: HandlerContext) => Promise<OpenCall>;
   /** Aborted when the server begins to shut down. */
   ending: AbortSignal;
+  /** The longest a live stream stays silent (HERALD_STREAM_KEEPALIVE_MS). */
+  keepaliveMs: number;
   refreshMs?: number;
   settleMs?: number;
 }
 
 export function createWatchNotifications(deps: WatchDeps) {
-  const { refreshMs = 5_000, settleMs = 100 } = deps;
+  const { settleMs = 100 } = deps;
+  const refreshMs = Math.min(deps.refreshMs ?? 5_000, deps.keepaliveMs);
+  const refreshInterval = durationFromMs(refreshMs);
   return async function* watchNotifications(
     req: WatchNotificationsRequest,
     ctx: HandlerContext,
@@ -49,7 +56,8 @@ export function createWatchNotifications(deps: WatchDeps) {
       while (!ended.aborted) {
         call.touch();
         news = false;
-        yield { notifications: await deps.newest(projectId, req.topic, req.pageSize || 20) };
+        const notifications = await deps.newest(projectId, req.topic, req.pageSize || 20);
+        yield { notifications, refreshInterval };
         if (!news) {
           const quiet = waitForNews(refreshMs, ended);
           wake = quiet.wake;

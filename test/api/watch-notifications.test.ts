@@ -4,6 +4,7 @@
  * process (news from the fan-out, not a poll), or withdrawn there; only the caller's
  * project; and the watch counts as a long poll of the account.
  */
+import { durationMs } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,20 +31,21 @@ afterAll(async () => {
 });
 
 /** Watches over the Connect protocol on HTTP/1.1, as the console does; every page it got. */
-function watch(key: string, topic = "") {
+function watch(key: string, topic = "", on = server) {
   const client = createClient(
     NotifyService,
-    createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    createConnectTransport({ baseUrl: on.url, httpVersion: "1.1" }),
   );
   const abort = new AbortController();
-  const pages: { at: number; notifications: Notification[] }[] = [];
+  const pages: { at: number; notifications: Notification[]; refreshMs?: number }[] = [];
   const done = (async () => {
     try {
       for await (const page of client.watchNotifications(
         { topic, pageSize: 5 },
         { headers: { authorization: `Bearer ${key}` }, signal: abort.signal },
       )) {
-        pages.push({ at: Date.now(), notifications: page.notifications });
+        const refreshMs = page.refreshInterval && durationMs(page.refreshInterval);
+        pages.push({ at: Date.now(), notifications: page.notifications, refreshMs });
       }
     } catch (err) {
       if (!abort.signal.aborted) throw err;
@@ -125,5 +127,26 @@ describe("WatchNotifications", () => {
     await waitFor(() => w.latest().includes("yours"));
     expect(w.pages.flatMap((p) => p.notifications.map((n) => n.title))).not.toContain("not yours");
     await w.stop();
+  });
+
+  it("says on every page how long until the next, and keeps to it with no news", async () => {
+    const w = watch(server.apiKey, "quiet");
+    await waitFor(() => w.pages.length > 0);
+    // The feed's own refresh, inside the keepalive's 25 s.
+    expect(w.pages[0]?.refreshMs).toBe(5_000);
+    await w.stop();
+    // A shorter keepalive shortens it: a client's watch for a dead stream goes by it.
+    const brisk = await startServer({ streamKeepaliveMs: 300 });
+    try {
+      const b = watch(brisk.apiKey, "quiet", brisk);
+      await waitFor(() => b.pages.length >= 4);
+      await b.stop();
+      expect(b.pages.map((p) => p.refreshMs)).toEqual(b.pages.map(() => 300));
+      const gaps = b.pages.slice(1).map((p, i) => p.at - (b.pages[i]?.at ?? 0));
+      // The interval, the 100 ms that bursts settle in, and the page's read.
+      for (const gap of gaps) expect(gap).toBeLessThan(2_000);
+    } finally {
+      await brisk.close();
+    }
   });
 });

@@ -4,9 +4,11 @@
  * the tab closed. Where Web Push is unavailable (no support, permission refused, not configured
  * on the server), the open console receives over the live stream instead, and says so.
  */
+import type { SubscribeResponse } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { api, asDevice, errorText } from "./api.ts";
 import { fill, h, toast } from "./dom.ts";
 import { forgetDevice, loadDevice, type SavedDevice, saveDevice } from "./idb.ts";
+import { whileHeard } from "./live.ts";
 
 type SignIn = (platform: "web" | "stream") => Promise<{ id: string; credential: string }>;
 
@@ -109,12 +111,14 @@ export async function streamInPage(): Promise<void> {
   if (saved?.platform !== "stream" || streaming) return;
   streaming = true;
   let device: SavedDevice = saved;
+  const heard = whileHeard<SubscribeResponse>((msg) => msg.keepaliveInterval);
   for (;;) {
     try {
-      for await (const msg of api.inbox.subscribe(
-        { since: device.cursor ?? "" },
-        asDevice(device.credential),
-      )) {
+      const since = device.cursor ?? "";
+      const open = (signal: AbortSignal) =>
+        api.inbox.subscribe({ since }, { ...asDevice(device.credential), signal });
+      // A stream a network dropped without a word is opened again from the cursor (live.ts).
+      for await (const msg of heard(open)) {
         if (msg.event.case === "cleared")
           toast(
             msg.event.value.byDeviceId

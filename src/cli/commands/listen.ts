@@ -9,7 +9,7 @@ import { durationMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
-import { deadAfterMs, maxKeepaliveMs } from "../../domain/stream-silence.ts";
+import { silenceWatch } from "../../domain/stream-silence.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
@@ -71,6 +71,7 @@ export const listen: Command = {
     });
     let [backoff, lost, status] = [500, false, statusLine(ctx)];
     const firstTime = recentIds(1000);
+    const heardFrom = silenceWatch(keepaliveIntervalOf);
     ctx.io.stderr(listeningLine(topics, limit));
     while (received < limit && !ctx.io.signal?.aborted) {
       const abort = new AbortController();
@@ -79,7 +80,8 @@ export const listen: Command = {
       try {
         const since = ctx.config.load().device?.cursor ?? "";
         const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
-        for await (const msg of heardFrom(stream, abort)) {
+        const silent = (why: string) => abort.abort(new ConnectError(why, Code.Unavailable));
+        for await (const msg of heardFrom(stream, silent)) {
           backoff = 500;
           if (lost) {
             status("reconnected", true);
@@ -114,38 +116,12 @@ export const listen: Command = {
 };
 
 /**
- * The stream's messages, while its server is heard from. A stream that a network dropped
- * without closing it (a laptop's sleep, a changed network, a NAT that forgot it) says nothing,
- * for good. Each keepalive says how long the server stays silent at most; not heard from for
- * twice that and 5 s (stream-silence.ts), the stream is taken for dead and aborted, and `listen`
- * subscribes again from its cursor (nothing is missed). Until a keepalive says, the server's
- * bound is assumed. Only the wait for the next message counts: the time `listen` spends on one
- * (an `--exec` command, a prompt) is not the server's silence.
+ * The longest the server stays silent, as each keepalive says: a stream not heard from for
+ * longer (stream-silence.ts) is taken for dead, and `listen` subscribes again from its cursor,
+ * so nothing is missed.
  */
-async function* heardFrom(
-  stream: AsyncIterable<SubscribeResponse>,
-  abort: AbortController,
-): AsyncGenerator<SubscribeResponse> {
-  let limitMs = deadAfterMs(maxKeepaliveMs);
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    timer = setTimeout(() => {
-      const s = Math.round(limitMs / 100) / 10;
-      abort.abort(new ConnectError(`the server said nothing for ${s} s`, Code.Unavailable));
-    }, limitMs);
-  };
-  try {
-    arm();
-    for await (const msg of stream) {
-      clearTimeout(timer);
-      if (msg.keepaliveInterval) limitMs = deadAfterMs(durationMs(msg.keepaliveInterval));
-      yield msg;
-      arm();
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const keepaliveIntervalOf = (msg: SubscribeResponse) =>
+  msg.keepaliveInterval && durationMs(msg.keepaliveInterval);
 
 /** A stream that broke: said, then waited out (a signed-out device is forgotten, and fails). */
 async function connectionLost(

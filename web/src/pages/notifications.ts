@@ -4,9 +4,11 @@
  * status and per-device delivery states, with its metadata as JSON.
  */
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
+import type { WatchNotificationsResponse } from "../../../gen/herald/v1/notify_service_pb.ts";
 import { api, date, errorText, inProject } from "../api.ts";
 import { notice, onSubmit, route, state } from "../app.ts";
 import { field, fill, h, when } from "../dom.ts";
+import { whileHeard } from "../live.ts";
 import { inPlace } from "../replaced.ts";
 import { holdingFeed } from "./feed-hold.ts";
 import { firstPublish } from "./first-publish.ts";
@@ -259,14 +261,15 @@ route("/notifications", {
       const page = await api.notify.listNotifications(query(), inProject(state.projectId));
       show(page.notifications, true);
     }
-    // The live feed: a stream of the newest, sent again whenever they change (no polling).
+    // The live feed: a stream of the newest, sent again whenever they change (no polling), and
+    // at least every refresh interval, by which a stream a network dropped is told (live.ts).
+    const heard = whileHeard<WatchNotificationsResponse>((page) => page.refreshInterval);
+    const open = (signal: AbortSignal) =>
+      api.notify.watchNotifications(query(), { ...inProject(state.projectId), signal });
     const watch = async (signal: AbortSignal) => {
       while (!signal.aborted) {
         try {
-          const opts = { ...inProject(state.projectId), signal };
-          for await (const page of api.notify.watchNotifications(query(), opts)) {
-            show(page.notifications);
-          }
+          for await (const page of heard(open, signal)) show(page.notifications);
         } catch (err) {
           if (signal.aborted) return;
           fill(status, notice(`${errorText(err)}; reconnecting…`, "error"));
