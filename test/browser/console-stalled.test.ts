@@ -8,6 +8,7 @@
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumArgs, findChromium, signInToConsole } from "../helpers/chromium.ts";
+import { deviceDeliveries } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -74,14 +75,7 @@ describe("a live stream whose connection went silent", () => {
     const id = await publish("Sent into the silence");
     // Not on the stalled stream: taken for dead after 6 s, subscribed again from the cursor.
     await page.locator(".toast").getByText("Sent into the silence").waitFor({ timeout: 30_000 });
-    const states = async () =>
-      (
-        (await (
-          await fetch(`${server.url}/v1/notifications/${id}`, {
-            headers: { authorization: `Bearer ${server.apiKey}` },
-          })
-        ).json()) as { device_deliveries: { platform: string; state: string }[] }
-      ).device_deliveries;
+    const states = () => deviceDeliveries(server.url, server.apiKey, id);
     await waitFor(async () => (await states())[0]?.state === "delivered", 10_000);
     expect(await states()).toEqual([
       expect.objectContaining({ platform: "stream", state: "delivered" }),

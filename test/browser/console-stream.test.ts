@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumArgs, findChromium, signInToConsole } from "../helpers/chromium.ts";
+import { deviceDeliveries } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -72,14 +73,7 @@ describe("without Web Push", () => {
     const { id } = (await res.json()) as { id: string };
     // Handed to the page's stream in memory as the publish commits; the fan-out's delivery row
     // follows, and the page's receipt marks it delivered (it may be shown before the row exists).
-    const deliveries = async () =>
-      (
-        (await (
-          await fetch(`${server.url}/v1/notifications/${id}`, {
-            headers: { authorization: `Bearer ${server.apiKey}` },
-          })
-        ).json()) as { device_deliveries: { platform: string; state: string }[] }
-      ).device_deliveries;
+    const deliveries = () => deviceDeliveries(server.url, server.apiKey, id);
     await waitFor(async () => (await deliveries())[0]?.state === "delivered", 10_000);
     expect(await deliveries()).toEqual([
       expect.objectContaining({ platform: "stream", state: "delivered" }),

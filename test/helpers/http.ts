@@ -30,3 +30,15 @@ export async function failure(call: Promise<unknown>): Promise<ConnectError> {
   }
   throw new Error("expected the call to fail");
 }
+
+/** A notification's device deliveries, read as its sender reads them (GET /v1/notifications/{id}). */
+export async function deviceDeliveries(
+  url: string,
+  apiKey: string,
+  id: string,
+): Promise<{ device_id: string; platform: string; state: string }[]> {
+  const res = await fetch(`${url}/v1/notifications/${id}`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  return (await body(res)).device_deliveries ?? [];
+}
