@@ -2,7 +2,7 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
-import { body, type JsonBody } from "./http.ts";
+import { body, type JsonBody, notificationOf } from "./http.ts";
 import type { TestServer } from "./server.ts";
 
 export interface TestAccount {
@@ -67,11 +67,7 @@ export async function settled(
 ): Promise<JsonBody> {
   const end = Date.now() + ms;
   for (;;) {
-    const n = await body(
-      await fetch(`${server.url}/v1/notifications/${id}`, {
-        headers: { authorization: `Bearer ${token}` },
-      }),
-    );
+    const n = await notificationOf(server.url, token, id);
     if (!["queued", "delivering"].includes(n.status) || Date.now() > end) return n;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { sql } from "./db.ts";
-import { body } from "./http.ts";
+import { notificationOf } from "./http.ts";
 import { ownerPassword, type TestServer } from "./server.ts";
 import { tempDir } from "./temp.ts";
 import { waitFor } from "./wait.ts";
@@ -75,12 +75,7 @@ export function cliFor(serverOf: () => TestServer) {
     return h;
   }
 
-  const get = async (id: string) =>
-    body(
-      await fetch(`${serverOf().url}/v1/notifications/${id}`, {
-        headers: { authorization: `Bearer ${serverOf().apiKey}` },
-      }),
-    );
+  const get = (id: string) => notificationOf(serverOf().url, serverOf().apiKey, id);
 
   return { cli, loggedIn, get };
 }

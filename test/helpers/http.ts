@@ -31,14 +31,18 @@ export async function failure(call: Promise<unknown>): Promise<ConnectError> {
   throw new Error("expected the call to fail");
 }
 
-/** A notification's device deliveries, read as its sender reads them (GET /v1/notifications/{id}). */
+/** A notification as its sender reads it (GET /v1/notifications/{id}) with `token`. */
+export async function notificationOf(url: string, token: string, id: string): Promise<JsonBody> {
+  return body(
+    await fetch(`${url}/v1/notifications/${id}`, { headers: { authorization: `Bearer ${token}` } }),
+  );
+}
+
+/** A notification's device deliveries, read as its sender reads them. */
 export async function deviceDeliveries(
   url: string,
-  apiKey: string,
+  token: string,
   id: string,
 ): Promise<{ device_id: string; platform: string; state: string }[]> {
-  const res = await fetch(`${url}/v1/notifications/${id}`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-  });
-  return (await body(res)).device_deliveries ?? [];
+  return (await notificationOf(url, token, id)).device_deliveries;
 }
