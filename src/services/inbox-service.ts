@@ -185,6 +185,10 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
   return {
     async *subscribe(req, ctx) {
       const device = await streamDevice(ctx, req.since);
+      // `since` is the last notification the client received: its receipt, as AckNotification
+      // records it. A client whose acknowledgement was lost (the connection broke, or a rate
+      // limit refused it) would otherwise leave it `sent` for good: the catch-up skips `since`.
+      if (req.since) await deliveries.markByDevice(device.id, req.since, "delivered");
       const call = await openStream(device);
       const inbox = new StreamInbox(device.id);
       inbox.quiet = deviceQuietHours(device);

@@ -118,6 +118,33 @@ describe("live delivery to stream devices", () => {
     await again.stop();
   });
 
+  it("takes `since` for the receipt of the notification it names", async () => {
+    // `listen` moves its cursor, then acknowledges: an acknowledgement lost on its way (the
+    // server process died, a rate limit refused it) is followed by a stream from the cursor.
+    const dev = await streamDevice("lost receipt", ["receipt"]);
+    const first = listen(server.url, dev.credential);
+    await first.opened;
+    await notify(server, { title: "shown, receipt lost", topic: "receipt" });
+    await first.until(() => first.titles.length === 1);
+    await first.stop();
+    const state = async () =>
+      (
+        await sql<{ state: string }>(
+          server.databaseUrl,
+          "select state from delivery where device_id = $1",
+          [dev.id],
+        )
+      )[0]?.state;
+    await waitFor(async () => (await state()) === "sent");
+    const again = listen(server.url, dev.credential, first.ids[0]);
+    await again.opened;
+    expect(await state()).toBe("delivered");
+    await notify(server, { title: "after", topic: "receipt" });
+    await again.until(() => again.titles.includes("after"));
+    expect(again.titles).toEqual(["after"]);
+    await again.stop();
+  });
+
   it("sends on a stream with since what was never acknowledged, though older than since", async () => {
     // A notification fanned out late (its process died before the fan-out; another worker did
     // it after the device had heard of a newer one) is older than the device's cursor.

@@ -25,7 +25,8 @@ export const file_herald_v1_inbox_service: GenFile = /*@__PURE__*/
  */
 export type SubscribeRequest = Message<"herald.v1.SubscribeRequest"> & {
   /**
-   * The id of the last notification received (not sent again); may be empty.
+   * The id of the last notification received (not sent again); may be empty. It is that
+   * notification's receipt: its delivery becomes `delivered`, as AckNotification makes it.
    *
    * @generated from field: string since = 1;
    */
