@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import { formatNotification } from "../../src/cli/commands/listen.ts";
 import { cliFor, devicesListening, streamOpen } from "../helpers/cli.ts";
+import { sql } from "../helpers/db.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -112,6 +113,55 @@ describe("acknowledging from the terminal", () => {
     expect(ack.code, ack.stderr).toBe(0);
     expect(ack.stdout).toContain(`acknowledged ${m.json.id}`);
   });
+});
+
+describe("listen coming back to a backlog, its receipts at the device's rate limit", () => {
+  // Each credential: a bucket of 10 requests, refilled at 5 a second.
+  let tight: TestServer;
+  beforeAll(async () => {
+    tight = await startServer({ rateLimitBurst: 10, rateLimitPerSecond: 5 });
+  });
+  afterAll(async () => tight.close());
+  const t = cliFor(() => tight);
+
+  /** Publishes, waiting out the API key's own rate limit. */
+  const publish = async (title: string) => {
+    for (;;) {
+      const r = await notify(tight, { title, topic: "backlog" });
+      if (r.status === 202) return;
+      expect(r.status).toBe(429);
+      await new Promise((res) => setTimeout(res, Number(r.headers.get("retry-after") ?? 1) * 1000));
+    }
+  };
+
+  it("shows every one without dropping its stream for a refused receipt, and records each receipt", async () => {
+    const h = await t.loggedIn();
+    const first = t.cli(["listen", "--topic", "backlog", "--count", "1"], { home: h });
+    await devicesListening(tight, "backlog");
+    await publish("before the break");
+    expect((await first).code).toBe(0);
+    const titles = Array.from({ length: 24 }, (_, i) => `missed ${i + 1}`);
+    for (const title of titles) await publish(title);
+    // Back: 24 waiting, and 24 receipts against a bucket of 10 refilled at 5 a second.
+    const back = await t.cli(["listen", "--topic", "backlog", "--count", "24", "--json"], {
+      home: h,
+    });
+    expect(back.code, back.stderr).toBe(0);
+    expect(
+      back.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).title),
+    ).toEqual(titles);
+    expect(back.stderr).not.toContain("connection lost");
+    const [row] = await sql<{ sent: number; delivered: number }>(
+      tight.databaseUrl,
+      `select count(*) filter (where state = 'sent')::int as sent,
+              count(*) filter (where state = 'delivered')::int as delivered
+         from delivery where platform = 'stream'`,
+    );
+    expect(row).toEqual({ sent: 0, delivered: 25 });
+  }, 60_000);
 });
 
 describe("listen while the server is away", () => {

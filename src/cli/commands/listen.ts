@@ -13,12 +13,18 @@ import { silenceWatch } from "../../domain/stream-silence.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
+import { Receipts } from "../receipts.ts";
 import { presenter } from "./listen-presenter.ts";
 
 export { formatNotification } from "./listen-presenter.ts";
 
 /** Reconnecting waits at most this long, so a restarted server is heard from within seconds. */
 const maxBackoffMs = 5_000;
+/**
+ * On the way out, receipts still queued get this long to go: after `--count` (a script waits
+ * for them, under a rate limit too), or after Ctrl-C. The rest come again in the next catch-up.
+ */
+const receiptsCloseMs = { done: 30_000, stopped: 2_000 };
 
 async function ensureDevice(
   ctx: Context,
@@ -65,6 +71,7 @@ export const listen: Command = {
     const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
     const inbox = ctx.client(InboxService);
     let received = 0;
+    const receipts = new Receipts((id) => inbox.ackNotification({ id }, auth));
     const show = presenter(ctx, values, device.id, {
       acknowledge: (id) => inbox.ackNotification({ id, acknowledge: true }, auth),
       respond: (id, actionId, text) => inbox.respondToNotification({ id, actionId, text }, auth),
@@ -95,9 +102,9 @@ export const listen: Command = {
           // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
           const fresh = firstTime(n.id);
           if (fresh) await show.notification(n, msg.quiet);
-          // Received: the cursor moves first, so a failed acknowledgement costs no resend.
+          // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
           ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
-          await inbox.ackNotification({ id: n.id }, auth);
+          receipts.add(n.id);
           if (fresh && ++received >= limit) break;
         }
       } catch (err) {
@@ -111,6 +118,7 @@ export const listen: Command = {
       }
     }
     show.stop();
+    await receipts.close(receiptsCloseMs[ctx.io.signal?.aborted ? "stopped" : "done"]);
     return exit.ok;
   },
 };
