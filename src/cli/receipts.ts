@@ -18,6 +18,8 @@ const held = 10_000;
 export class Receipts {
   readonly #send: (id: string) => Promise<unknown>;
   readonly #queue: string[] = [];
+  /** The queued ids, to ask of. */
+  readonly #queued = new Set<string>();
   #draining: Promise<void> | undefined;
   #closed = false;
   #wake: (() => void) | undefined;
@@ -26,19 +28,23 @@ export class Receipts {
     this.#send = send;
   }
 
-  /** Queues the receipt of `id`. */
+  /** Queues the receipt of `id` (once). */
   add(id: string): void {
-    if (this.#closed) return;
-    if (this.#queue.length >= held) this.#queue.shift();
+    if (this.#closed || this.#queued.has(id)) return;
+    if (this.#queue.length >= held) this.#queued.delete(this.#queue.shift() as string);
     this.#queue.push(id);
+    this.#queued.add(id);
     this.#draining ??= this.#drain().finally(() => {
       this.#draining = undefined;
     });
   }
 
-  /** Receipts not yet recorded. */
-  get pending(): number {
-    return this.#queue.length;
+  /**
+   * Whether `id`'s receipt is still on its way: the server sends it again after a reconnect, and
+   * it was shown already.
+   */
+  has(id: string): boolean {
+    return this.#queued.has(id);
   }
 
   /** Gives what is queued up to `ms` to go, then stops (what is left comes again next time). */
@@ -58,18 +64,22 @@ export class Receipts {
     while (this.#queue.length > 0 && !this.#closed) {
       try {
         await this.#send(this.#queue[0] as string);
-        this.#queue.shift();
+        this.#done();
         backoff = firstBackoffMs;
       } catch (err) {
         const e = HeraldError.from(err);
         if (final.has(e.code)) {
-          this.#queue.shift();
+          this.#done();
           continue;
         }
         await this.#pause(e.retryAfterMs ?? backoff);
         backoff = Math.min(maxBackoffMs, backoff * 2);
       }
     }
+  }
+
+  #done(): void {
+    this.#queued.delete(this.#queue.shift() as string);
   }
 
   /** Waits `ms`, or less if closed meanwhile. */

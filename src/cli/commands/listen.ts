@@ -100,7 +100,8 @@ export const listen: Command = {
           }
           const n = msg.event.value;
           // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
-          const fresh = firstTime(n.id);
+          // Its receipt still on its way, it was shown: a catch-up after a reconnect sends it again.
+          const fresh = !receipts.has(n.id) && firstTime(n.id);
           if (fresh) await show.notification(n, msg.quiet);
           // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
           ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
