@@ -62,24 +62,23 @@ export class Receipts {
   async #drain(): Promise<void> {
     let backoff = firstBackoffMs;
     while (this.#queue.length > 0 && !this.#closed) {
+      // Out of the queue while it is on its way: a full queue drops the oldest waiting, not it.
+      const id = this.#queue.shift() as string;
       try {
-        await this.#send(this.#queue[0] as string);
-        this.#done();
+        await this.#send(id);
+        this.#queued.delete(id);
         backoff = firstBackoffMs;
       } catch (err) {
         const e = HeraldError.from(err);
         if (final.has(e.code)) {
-          this.#done();
+          this.#queued.delete(id);
           continue;
         }
+        this.#queue.unshift(id);
         await this.#pause(e.retryAfterMs ?? backoff);
         backoff = Math.min(maxBackoffMs, backoff * 2);
       }
     }
-  }
-
-  #done(): void {
-    this.#queued.delete(this.#queue.shift() as string);
   }
 
   /** Waits `ms`, or less if closed meanwhile. */

@@ -43,6 +43,27 @@ describe("listen's receipts", () => {
     expect(r.has("gone")).toBe(false);
   });
 
+  it("hold 10,000 waiting at most: the oldest waiting is dropped, never the one on its way", async () => {
+    const sent: string[] = [];
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const r = new Receipts(async (id) => {
+      if (id === "0") await held;
+      sent.push(id);
+    });
+    for (let i = 0; i <= 10_001; i++) r.add(String(i));
+    // "0" is on its way; of the 10,001 waiting behind it, "1" made room for "10001".
+    expect(r.has("0")).toBe(true);
+    expect(r.has("1")).toBe(false);
+    release();
+    await waitFor(() => !r.has("10001"));
+    expect(sent.length).toBe(10_001);
+    expect(sent.slice(0, 3)).toEqual(["0", "2", "3"]);
+    expect(sent.at(-1)).toBe("10001");
+  });
+
   it("close gives them its time and no more, keeping what was not recorded", async () => {
     let tries = 0;
     const r = new Receipts(async () => {
