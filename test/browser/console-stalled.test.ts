@@ -81,4 +81,27 @@ describe("a live stream whose connection went silent", () => {
       expect.objectContaining({ platform: "stream", state: "delivered" }),
     ]);
   }, 60_000);
+
+  it("a receipt that never comes back does not hold the browser's stream", async () => {
+    // As a receipt sent on a connection a network dropped: no answer, no close.
+    let held = 0;
+    await page.route("**/herald.v1.InboxService/AckNotification", (route) => {
+      if (held++ === 0) return; // never answered
+      return route.continue();
+    });
+    await publish("Its receipt hangs");
+    await page
+      .locator(".toast")
+      .getByText("Its receipt hangs")
+      .first()
+      .waitFor({ timeout: 10_000 });
+    const id = await publish("After the hung receipt");
+    await page.locator(".toast").getByText("After the hung receipt").waitFor({ timeout: 20_000 });
+    await waitFor(
+      async () => (await deviceDeliveries(server.url, server.apiKey, id))[0]?.state === "delivered",
+      10_000,
+    );
+    expect(held).toBeGreaterThanOrEqual(2);
+    await page.unroute("**/herald.v1.InboxService/AckNotification");
+  }, 60_000);
 });

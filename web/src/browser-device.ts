@@ -105,6 +105,13 @@ export async function enableThisBrowser(
 
 let streaming = false;
 
+/**
+ * How long a receipt may take. One sent on a connection a network dropped without a word would
+ * otherwise never end, and the stream would wait behind it for good; past this it fails, and the
+ * stream starts again from the cursor (which it did not pass), so the notification comes again.
+ */
+const receiptTimeoutMs = 5_000;
+
 /** A stream device receives while the console is open: each one as a toast (and an OS notification if allowed). */
 export async function streamInPage(): Promise<void> {
   const saved = await loadDevice();
@@ -134,7 +141,10 @@ export async function streamInPage(): Promise<void> {
             // In place of the earlier one with the same replace key.
             tag: n.replaceKey ? `${n.projectId}/${n.replaceKey}` : n.id,
           });
-        await api.inbox.ackNotification({ id: n.id }, asDevice(device.credential));
+        await api.inbox.ackNotification(
+          { id: n.id },
+          { ...asDevice(device.credential), timeoutMs: receiptTimeoutMs },
+        );
         device = { ...device, cursor: n.id };
         await saveDevice(device);
       }
