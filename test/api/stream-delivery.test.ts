@@ -38,6 +38,16 @@ const deliveriesOf = async (deviceId: string) =>
     )[0]?.n,
   );
 
+/** A device's delivery states, in notification order. */
+const statesOf = async (deviceId: string) =>
+  (
+    await sql<{ state: string }>(
+      server.databaseUrl,
+      "select state from delivery where device_id = $1 order by notification_id",
+      [deviceId],
+    )
+  ).map((r) => r.state);
+
 const streamDevice = (name: string, topics: string[] = [], email?: string, password?: string) =>
   signInStreamDevice(server.url, name, topics, email, password);
 
@@ -95,14 +105,8 @@ describe("live delivery to stream devices", () => {
     await notify(server, { title: "confirmed", topic: "unconfirmed" });
     await notify(server, { title: "lost on the wire", topic: "unconfirmed" });
     await first.until(() => first.titles.length === 2);
-    const states = () =>
-      sql<{ state: string }>(
-        server.databaseUrl,
-        "select state from delivery where device_id = $1 order by notification_id",
-        [dev.id],
-      );
-    await waitFor(async () => (await states()).every((r) => r.state === "sent"));
-    expect((await states()).map((r) => r.state)).toEqual(["sent", "sent"]);
+    await waitFor(async () => (await statesOf(dev.id)).every((state) => state === "sent"));
+    expect(await statesOf(dev.id)).toEqual(["sent", "sent"]);
     await first.stop();
     // Only the first reached the client's acknowledgement before the stream broke.
     const inbox = createClient(
@@ -127,18 +131,10 @@ describe("live delivery to stream devices", () => {
     await notify(server, { title: "shown, receipt lost", topic: "receipt" });
     await first.until(() => first.titles.length === 1);
     await first.stop();
-    const state = async () =>
-      (
-        await sql<{ state: string }>(
-          server.databaseUrl,
-          "select state from delivery where device_id = $1",
-          [dev.id],
-        )
-      )[0]?.state;
-    await waitFor(async () => (await state()) === "sent");
+    await waitFor(async () => (await statesOf(dev.id))[0] === "sent");
     const again = listen(server.url, dev.credential, first.ids[0]);
     await again.opened;
-    expect(await state()).toBe("delivered");
+    expect((await statesOf(dev.id))[0]).toBe("delivered");
     await notify(server, { title: "after", topic: "receipt" });
     await again.until(() => again.titles.includes("after"));
     expect(again.titles).toEqual(["after"]);
