@@ -119,3 +119,16 @@ export function expiryOf(value: unknown, now = Date.now()): Timestamp | undefine
   }
   return timestampFromDate(new Date(at));
 }
+
+/**
+ * A line about the connection that changes in place on a terminal (each new state replaces the
+ * last; `done` ends the line), and a line each elsewhere.
+ */
+export function statusLine(ctx: Context) {
+  return (text: string, done: boolean) =>
+    ctx.io.stderr(ctx.io.isTty ? `\r\x1b[K${text}${done ? "\n" : ""}` : `${text}\n`);
+}
+
+/** What a command that waits on the server says when a call failed and will be made again. */
+export const retryingLine = (why: string, retryInMs: number) =>
+  `connection lost (${why}), retrying in ${Math.round(retryInMs / 100) / 10} s`;

@@ -116,27 +116,33 @@ export function createHeraldMcpServer(herald: Herald): McpServer {
       const token = extra._meta?.progressToken;
       const timeoutMs = (args.timeout_seconds ?? 600) * 1000;
       const input = publishInput(args);
+      const started = Date.now();
+      const progress = (message: string) => {
+        if (token === undefined) return;
+        void extra.sendNotification({
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress: (Date.now() - started) / 1000, // seconds waited: rising with each
+            total: timeoutMs / 1000,
+            message,
+          },
+        });
+      };
       const answer = await herald.ask(
         { ...input, actions: input.actions ?? [] } as Parameters<Herald["ask"]>[0],
         {
           timeoutMs,
           ...(args.idempotency_key && { idempotencyKey: args.idempotency_key }),
           // Progress every 5 s keeps clients that reset their request timeout on progress
-          // waiting as long as the question does.
+          // waiting as long as the question does, through a server restart too.
           pollSeconds: 5,
           signal: extra.signal,
-          onProgress: (n, waitedMs) => {
-            if (token === undefined) return;
-            void extra.sendNotification({
-              method: "notifications/progress",
-              params: {
-                progressToken: token,
-                progress: Math.round(waitedMs / 1000),
-                total: timeoutMs / 1000,
-                message: `waiting for the person (notification ${n.id}, ${n.status})`,
-              },
-            });
-          },
+          onProgress: (n) => progress(`waiting for the person (notification ${n.id}, ${n.status})`),
+          onRetry: (e, ms) =>
+            progress(
+              `still waiting: connection to Herald lost (${e.message}), retrying in ${Math.ceil(ms / 1000)} s`,
+            ),
         },
       );
       return result(askSummary[answer.outcome](answer), answerJson(answer));

@@ -6,10 +6,14 @@
  * question is still being published), `ask` withdraws it (CancelNotification closes an
  * unanswered question: it can no longer be answered, and the devices clear it). Its ttl is the
  * wait's too, unless given (at least 30 s): an asker killed outright cannot withdraw it, and it
- * expires then.
+ * expires then. A wait that fails on its way (the server restarting, a connection cut, a rate
+ * limit) is asked again after the SDK's retry delay (retry.ts), within the same timeout: the
+ * question stays open meanwhile, and an answer given then is the one the next wait returns.
  */
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import type { WaitForResponseResponse } from "../../gen/herald/v1/notify_service_pb.ts";
+import { HeraldError } from "./errors.ts";
+import { retryDelayMs, sleep, transient } from "./retry.ts";
 import type { NotifyInput, NotifyOptions } from "./types.ts";
 
 /** How a question ended. */
@@ -37,6 +41,8 @@ export interface AskOptions extends NotifyOptions {
   onProgress?: (notification: Notification, waitedMs: number) => void;
   /** How long one wait lasts at most, 1..60 seconds (default 60): onProgress's rhythm. */
   pollSeconds?: number;
+  /** Called when a wait failed in a way that passes, before it is asked again in `retryInMs`. */
+  onRetry?: (error: HeraldError, retryInMs: number) => void;
 }
 
 /** The question: a publish with 1..3 actions (`reply: true` asks for text). */
@@ -80,17 +86,28 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
     await withdraw();
     throw signal.reason;
   }
-  for (;;) {
+  for (let failed = 0; ; ) {
     const left = timeoutMs - (Date.now() - started);
     if (left <= 0) return withdraw();
-    const poll = Math.min(maxPollSeconds, options.pollSeconds ?? maxPollSeconds);
+    // After a failed wait, a short one first: back at once is then known (onProgress) at once.
+    const poll = failed ? 1 : Math.min(maxPollSeconds, options.pollSeconds ?? maxPollSeconds);
     const seconds = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
-    const res = await calls
-      .waitForResponse(question.id, seconds, signal)
-      .catch(async (err: unknown) => {
-        if (signal?.aborted) await withdraw();
-        throw err;
+    let res: WaitForResponseResponse;
+    try {
+      res = await calls.waitForResponse(question.id, seconds, signal);
+      failed = 0;
+    } catch (err) {
+      const e = HeraldError.from(err);
+      if (signal?.aborted) await withdraw();
+      if (signal?.aborted || !transient(e)) throw e;
+      const delay = Math.min(retryDelayMs(e, failed++), left);
+      options.onRetry?.(e, delay);
+      await sleep(delay, signal).catch(async (stopped: unknown) => {
+        await withdraw();
+        throw stopped;
       });
+      continue;
+    }
     latest = res.notification ?? latest;
     if (res.outcome !== "waiting") return answerOf(res.outcome as Answer["outcome"], latest);
     options.onProgress?.(latest, Date.now() - started);

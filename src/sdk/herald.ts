@@ -18,6 +18,7 @@ import { type Answer, type AskInput, type AskOptions, ask } from "./ask.ts";
 import { createSdkConnectTransport } from "./connect-transport.ts";
 import { HeraldError } from "./errors.ts";
 import { createSdkGrpcTransport } from "./grpc-transport.ts";
+import { retryDelayMs, sleep, transient } from "./retry.ts";
 import type { HeraldOptions, ListFilter, NotifyInput, NotifyOptions, Priority } from "./types.ts";
 
 export type {
@@ -31,28 +32,6 @@ export type {
   NotifyOptions,
   Priority,
 };
-
-/** Transient: worth retrying with the same idempotency key. */
-function transient(e: HeraldError): boolean {
-  if (["network", "unavailable", "deadline_exceeded", "idempotency_key_in_use"].includes(e.code)) {
-    return true;
-  }
-  // A rate limit passes; a monthly quota does not, within a retry budget.
-  return e.code === "rate_limited";
-}
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(t);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 
 /** A client of one Herald server with one credential. Safe to share. */
 export class Herald {
@@ -101,8 +80,7 @@ export class Herald {
       } catch (err) {
         const e = HeraldError.from(err);
         if (!transient(e) || attempt >= this.#maxRetries || options.signal?.aborted) throw e;
-        const ceiling = Math.min(5_000, 200 * 2 ** attempt);
-        await sleep(Math.max(e.retryAfterMs ?? 0, Math.random() * ceiling), options.signal);
+        await sleep(retryDelayMs(e, attempt), options.signal);
       }
     }
   }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliFor, devicesListening } from "../helpers/cli.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
@@ -149,6 +150,40 @@ describe("herald ask", () => {
     expect(stderr).toMatch(/stopped waiting; the question \([0-9a-f-]{36}\) was withdrawn/);
     await waitFor(() => l.output().includes("✗ withdrawn: its asker stopped waiting"));
     await l.stop();
+  });
+
+  // A server restarted (a deploy, a crashed serving process replaced) while a script waits on a
+  // person: the wait goes on from where it was, and the answer given meanwhile still counts.
+  it("waits on through the server going away and coming back, and takes the answer", async () => {
+    const l = await listener("restart");
+    const door = await startTcpProxy({ host: "127.0.0.1", port: server.port });
+    let stderr = "";
+    const asked = cli(
+      ["ask", "Roll back api?", "--topic", "restart", "--action", "yes:Roll back"],
+      {
+        home: await loggedIn(),
+        env: { HERALD_URL: `http://127.0.0.1:${door.port}` },
+        onStderr: (s) => {
+          stderr += s;
+        },
+      },
+    );
+    try {
+      await waitFor(() => l.output().includes("answer: 1 Roll back"));
+      await waitFor(() => stderr.includes("waiting up to 10m"));
+      await door.down(); // the wait's connection cut, and new ones refused
+      await waitFor(() => /connection lost \(.+\), retrying in [\d.]+ s/.test(stderr));
+      l.type(["1"]); // answered while the asker cannot reach the server
+      await waitFor(() => l.output().includes("✓ answered: Roll back"));
+      await door.up();
+      const r = await asked;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe("yes\n");
+      expect(r.stderr).toMatch(/retrying in [\d.]+ s\n(.*\n)*reconnected\n$/);
+    } finally {
+      await door.close();
+      await l.stop();
+    }
   });
 
   it("--timeout 3s: exits 124, and the listener stops offering the buttons then", async () => {

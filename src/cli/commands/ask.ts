@@ -7,6 +7,7 @@
 import { type Answer, type AskInput, answerFields, type Herald } from "../../sdk/index.ts";
 import type { Command, Parsed } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
+import { retryingLine, statusLine } from "../format.ts";
 import { heraldOf, notifyInput, parseDuration } from "./notify.ts";
 
 /** One `--action ID:LABEL` (or `--reply ID:LABEL`). */
@@ -99,12 +100,18 @@ export const ask: Command = {
     // notifyInput builds a plain init object (never a Message), so the actions go in as plain too.
     const input = { ...notifyInput(question, values), actions } as AskInput;
     const herald: Herald = heraldOf(ctx);
-    let asked = "";
+    let [asked, lost, status] = ["", false, statusLine(ctx)];
+    // The server restarting or a connection cut while it waits: said, and the wait goes on.
+    const reconnected = () => {
+      if (lost) status("reconnected", true);
+      lost = false;
+    };
     const answer = await herald
       .ask(input, {
         timeoutMs: timeout * 1000,
         ...(ctx.io.signal ? { signal: ctx.io.signal } : {}),
         onProgress: (n, waited) => {
+          reconnected();
           if (waited > 0) return;
           asked = n.id;
           if (!ctx.flags.json) {
@@ -113,12 +120,18 @@ export const ask: Command = {
             );
           }
         },
+        onRetry: (e, ms) => {
+          status(retryingLine(e.message, ms), false);
+          lost = true;
+        },
       })
       .catch((err: unknown) => {
+        if (lost && ctx.io.isTty) ctx.io.stderr("\n"); // what ends it goes on a line of its own
         if (!ctx.io.signal?.aborted) throw err;
         const still = asked ? `; the question (${asked}) was withdrawn` : "";
         throw new CliError(`stopped waiting${still}`, exit.canceled);
       });
+    reconnected();
     return report(ctx, answer, answer.actionId !== undefined && deny.includes(answer.actionId));
   },
 };

@@ -13,6 +13,7 @@ import { silenceWatch } from "../../domain/stream-silence.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
+import { retryingLine, statusLine } from "../format.ts";
 import { Receipts } from "../receipts.ts";
 import { presenter } from "./listen-presenter.ts";
 
@@ -144,7 +145,7 @@ async function connectionLost(
     ctx.config.update(({ device: _d, ...rest }) => rest);
     throw err;
   }
-  status(`connection lost (${e.message}), retrying in ${Math.round(backoff / 100) / 10} s`, false);
+  status(retryingLine(e.message, backoff), false);
   await new Promise((r) => setTimeout(r, backoff));
 }
 
@@ -177,11 +178,6 @@ function listeningLine(topics: string[] | undefined, limit: number): string {
 }
 
 /** On a terminal an outage is one line, rewritten in place; in a log, one line per retry. */
-function statusLine(ctx: Context) {
-  return (text: string, done: boolean) =>
-    ctx.io.stderr(ctx.io.isTty ? `\r\x1b[K${text}${done ? "\n" : ""}` : `${text}\n`);
-}
-
 /** Whether an id is seen for the first time among the last `max` seen. */
 function recentIds(max: number): (id: string) => boolean {
   const ids = new Set<string>();
