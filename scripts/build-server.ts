@@ -13,7 +13,8 @@
  * Each build goes to a folder of its own (dist/server-<time>), and `dist/server` is switched to it
  * in one step (a symlink renamed over the old one): a server that runs while `npm ci` rebuilds
  * (an upgrade) keeps its own tree, so a serving process it starts meanwhile never loads half of
- * one build and half of another. The previous build is kept for that server; older ones go.
+ * one build and half of another. The previous build is kept, and any that a live process runs
+ * (scripts/running-builds.mjs: each `npm start` and operator command marks its own); others go.
  *
  *   node scripts/build-server.ts
  */
@@ -29,6 +30,7 @@ import {
 import { builtinModules } from "node:module";
 import { basename, join, resolve } from "node:path";
 import { build } from "rolldown";
+import { buildInUse } from "./running-builds.mjs";
 
 const root = resolve(import.meta.dirname, "..");
 const dist = join(root, "dist");
@@ -98,7 +100,8 @@ export async function buildServer(): Promise<void> {
   if (previous === undefined) rmSync(serverDist, { recursive: true, force: true });
   renameSync(link, serverDist);
   for (const entry of readdirSync(dist)) {
-    if (/^server-\d+$/.test(entry) && entry !== name && entry !== basename(previous ?? "")) {
+    const old = /^server-\d+$/.test(entry) && entry !== name && entry !== basename(previous ?? "");
+    if (old && !buildInUse(join(dist, entry))) {
       rmSync(join(dist, entry), { recursive: true, force: true });
     }
   }

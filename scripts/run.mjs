@@ -5,10 +5,11 @@
 //
 //   node scripts/run.mjs main | ops/owner-setup-link | ops/reencrypt-tokens | ops/backup | …
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { holdBuild } from "./running-builds.mjs";
 
 const require = createRequire(import.meta.url);
 require("./check-node.cjs");
@@ -41,4 +42,8 @@ if (built < Math.max(newest(join(root, "src")), newest(join(root, "gen")))) {
 }
 const entry = process.argv[2] ?? "main";
 process.argv.splice(2, 1);
-await import(pathToFileURL(join(dist, "src", `${entry}.js`)).href);
+// The build dist/server points to now, kept for this process however often it is rebuilt
+// meanwhile: its serving processes, started later, load the same files (running-builds.mjs).
+const build = realpathSync(dist);
+holdBuild(build);
+await import(pathToFileURL(join(build, "src", `${entry}.js`)).href);
