@@ -58,7 +58,7 @@ export class Herald {
     this.#headers = { authorization: `Bearer ${secret}` };
     if (options.project) this.#headers["herald-project"] = options.project;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
-    this.#maxRetries = options.maxRetries ?? 3;
+    this.#maxRetries = options.maxRetries ?? 5;
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * The SDK's one retry policy: which failures pass with time, and how long to wait before the
- * next try (the server's Retry-After when it gave one; else full jitter under a ceiling that
- * doubles from 200 ms to 5 s). A publish retries under its idempotency key (herald.ts); a
- * question's wait polls again (ask.ts).
+ * next try (the server's Retry-After when it gave one; else between half the ceiling and all of
+ * it, a ceiling that doubles from 200 ms to 5 s: jittered, yet never next to nothing, so that five
+ * retries span at least 3.1 s, a serving process's replacement included). A publish retries
+ * under its idempotency key (herald.ts); a question's wait polls again (ask.ts).
  */
 import type { HeraldError } from "./errors.ts";
 
@@ -18,7 +19,7 @@ export function transient(e: HeraldError): boolean {
 /** How long to wait before try number `attempt + 1` (attempt counts from 0). */
 export function retryDelayMs(e: HeraldError, attempt: number): number {
   const ceiling = Math.min(5_000, 200 * 2 ** attempt);
-  return Math.max(e.retryAfterMs ?? 0, Math.random() * ceiling);
+  return Math.max(e.retryAfterMs ?? 0, (ceiling / 2) * (1 + Math.random()));
 }
 
 /** Resolves after `ms`; rejects with the signal's reason as soon as it aborts. */

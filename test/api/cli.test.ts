@@ -2,6 +2,7 @@
  * The herald CLI, run in-process with a temporary config directory against a real server.
  */
 import { chmodSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
@@ -9,6 +10,7 @@ import { cliFor, configFile, devicesListening, home } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { refusedAt } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.ts";
 
@@ -174,6 +176,41 @@ describe("notify", () => {
     });
     expect(r.code).toBe(0);
     expect((await get(r.stdout.trim())).message).toBe("line one\nline two");
+  });
+
+  // A CI job publishing while Herald's one serving process is being replaced (about 1.3 s) or
+  // Herald restarts: the connection reset, again and again, then answered.
+  it("rides out a server that resets its connections for a few seconds: one notification", async () => {
+    const h = await loggedIn();
+    const door = await startTcpProxy({ host: "127.0.0.1", port: server.port });
+    await door.down();
+    let resets = 0;
+    const restarting = createServer((socket) => {
+      resets++;
+      socket.destroy();
+    });
+    await new Promise<void>((r) => restarting.listen(door.port, "127.0.0.1", r));
+    const title = `through a restart ${Date.now()}`;
+    const sent = cli(["notify", title], {
+      home: h,
+      env: { HERALD_URL: `http://127.0.0.1:${door.port}` },
+    });
+    try {
+      // Four tries refused: where three retries (the default before) had given up.
+      await waitFor(() => resets >= 4, 15_000);
+      await new Promise<void>((r) => restarting.close(() => r()));
+      await door.up();
+      const r = await sent;
+      expect(r.code, r.stderr).toBe(0);
+      const rows = await sql<{ id: string }>(
+        server.databaseUrl,
+        "select id from notification where title = $1",
+        [title],
+      );
+      expect(rows.map((n) => n.id)).toEqual([r.stdout.trim()]);
+    } finally {
+      await door.close();
+    }
   });
 
   it("names bad input and exits 2", async () => {
