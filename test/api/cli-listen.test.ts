@@ -3,7 +3,10 @@
  * indented, the link), NDJSON with --json, a bell on request, and "connection lost, retrying" /
  * "reconnected" lines with a backoff capped at 5 s while the server is away.
  */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
+import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +16,8 @@ import { cliFor, devicesListening, streamOpen } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { tempDir } from "../helpers/temp.ts";
+import { alive } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
@@ -214,4 +219,54 @@ describe("listen while the server is away", () => {
     const waits = [...result.stderr.matchAll(/retrying in ([\d.]+) s/g)].map((m) => Number(m[1]));
     expect(Math.max(...waits)).toBeLessThanOrEqual(5);
   }, 20_000);
+});
+
+describe("listen --exec, stopped while its command runs", () => {
+  const bin = join(import.meta.dirname, "../../bin/herald.mjs");
+  // The command, and what it started, stop with listen when a signal is sent to listen alone
+  // (a kill, a service manager): at once, or, ignoring SIGTERM, within 3 s by SIGKILL.
+  it.each([
+    ["a command that stops when asked", "SIGTERM", ""],
+    ["a command that ignores SIGTERM", "SIGTERM", "trap '' TERM; "],
+    ["a command, when the terminal closes", "SIGHUP", ""],
+  ] as const)(
+    "stops %s (%s to listen)",
+    async (_what, signal, prelude) => {
+      const h = await loggedIn();
+      const topic = `exec-stop-${signal}-${prelude ? "trap" : "plain"}`.toLowerCase();
+      const dir = tempDir("herald-exec-");
+      const pids = join(dir, "pids");
+      const child = spawn(
+        process.execPath,
+        [
+          bin,
+          "listen",
+          "--topic",
+          topic,
+          "--exec",
+          `${prelude}sleep 300 & echo $$ $! > ${pids}; wait`,
+        ],
+        {
+          env: {
+            ...process.env,
+            HOME: h,
+            XDG_CONFIG_HOME: join(h, ".config"),
+            HERALD_URL: server.url,
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      const exited = new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+      await devicesListening(server, topic);
+      await notify(server, { title: "run me", topic });
+      await waitFor(() => existsSync(pids) && readFileSync(pids, "utf8").endsWith("\n"), 10_000);
+      const started = readFileSync(pids, "utf8").trim().split(" ").map(Number);
+      expect(started.every(alive)).toBe(true);
+      child.kill(signal);
+      expect(await exited).toBe(0); // listen ends as after Ctrl-C (docs/cli.md, exit codes)
+      await waitFor(() => !started.some(alive), 5_000);
+      expect(started.filter(alive)).toEqual([]);
+    },
+    30_000,
+  );
 });

@@ -11,23 +11,7 @@ import type { Replaced, SubscribeResponse } from "../../../gen/herald/v1/inbox_s
 import { type Notification, NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import type { Context } from "../context.ts";
-
-function runExec(
-  cmd: string,
-  json: string,
-  env: Record<string, string | undefined>,
-): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, {
-      shell: true,
-      stdio: ["pipe", "inherit", "inherit"],
-      env: env as NodeJS.ProcessEnv,
-    });
-    child.stdin.end(json);
-    child.on("close", (code) => resolve(code ?? 1));
-    child.on("error", () => resolve(127));
-  });
-}
+import { runExec } from "./listen-exec.ts";
 
 /**
  * How a notification reads in a terminal: time, priority (high stands out), topic and title on
@@ -164,7 +148,7 @@ export function presenter(
     async notification(n: Notification, quiet = false) {
       const fields = toJson(NotificationSchema, n, { useProtoFieldName: true }) as object;
       const json = JSON.stringify(quiet ? { ...fields, quiet } : fields);
-      if (exec !== undefined) await runExec(exec, json, ctx.io.env);
+      if (exec !== undefined) await runExec(exec, json, ctx.io.env, ctx.io.signal);
       else if (ctx.flags.json)
         ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
       else ctx.io.stdout(`${values.bell && !quiet ? "\x07" : ""}${inPlaceOf(n, quiet)}`);

@@ -1,0 +1,64 @@
+/**
+ * `listen --exec CMD`: CMD run through the shell with one notification's JSON on its standard
+ * input, waited for before the next. It runs in a process group of its own, which `listen` stops
+ * with itself: SIGTERM to the group as soon as `listen` is asked to stop (Ctrl-C, or any ending
+ * signal sent to `listen` alone: a `kill`, a service manager, a closed terminal), SIGKILL 3 s
+ * later (before `listen`'s own 5 s of grace run out), and SIGKILL when `listen` exits first (a
+ * second signal). Before, a `kill` of `listen` left the command, and what it started, running.
+ */
+import { spawn } from "node:child_process";
+
+const hardStopMs = 3_000;
+/** The process groups of the commands running now. */
+const running = new Set<number>();
+let stopAllOnExit = false;
+
+function signalGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch {
+    // already gone
+  }
+}
+
+export function runExec(
+  cmd: string,
+  json: string,
+  env: Record<string, string | undefined>,
+  stop?: AbortSignal,
+): Promise<number> {
+  if (!stopAllOnExit) {
+    process.once("exit", () => {
+      for (const group of running) signalGroup(group, "SIGKILL");
+    });
+    stopAllOnExit = true;
+  }
+  return new Promise((resolve) => {
+    const child = spawn(cmd, {
+      shell: true,
+      detached: true, // a process group of its own, so that what it starts is stopped with it
+      stdio: ["pipe", "inherit", "inherit"],
+      env: env as NodeJS.ProcessEnv,
+    });
+    const group = child.pid;
+    let hard: NodeJS.Timeout | undefined;
+    const onStop = () => {
+      if (group === undefined) return;
+      signalGroup(group, "SIGTERM");
+      hard = setTimeout(() => signalGroup(group, "SIGKILL"), hardStopMs);
+    };
+    const done = (code: number) => {
+      if (group !== undefined) running.delete(group);
+      clearTimeout(hard);
+      stop?.removeEventListener("abort", onStop);
+      resolve(code);
+    };
+    if (group !== undefined) running.add(group);
+    if (stop?.aborted) onStop();
+    else stop?.addEventListener("abort", onStop, { once: true });
+    child.stdin.on("error", () => {}); // a command that does not read its input
+    child.stdin.end(json);
+    child.on("close", (code) => done(code ?? 1));
+    child.on("error", () => done(127));
+  });
+}
