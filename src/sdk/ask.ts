@@ -43,6 +43,11 @@ export interface AskOptions extends NotifyOptions {
   pollSeconds?: number;
   /** Called when a wait failed in a way that passes, before it is asked again in `retryInMs`. */
   onRetry?: (error: HeraldError, retryInMs: number) => void;
+  /**
+   * Called when the wait ended unanswered and `ask` withdrew the question: `false` when the
+   * server could not be told (it was unreachable); the question then expires at its ttl.
+   */
+  onWithdraw?: (withdrawn: boolean) => void;
 }
 
 /** The question: a publish with 1..3 actions (`reply: true` asks for text). */
@@ -77,7 +82,14 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
   let latest = question;
   // Giving up withdraws the question; an answer that came first still counts.
   const withdraw = async (): Promise<Answer> => {
-    latest = await calls.cancel(question.id).catch(() => latest);
+    const withdrawn = await calls.cancel(question.id).then(
+      (n) => {
+        latest = n;
+        return true;
+      },
+      () => false,
+    );
+    options.onWithdraw?.(withdrawn);
     if (latest.response) return answerOf("answered", latest);
     if (latest.acknowledgedAt) return answerOf("dismissed", latest);
     return { outcome: "timeout", notification: latest };

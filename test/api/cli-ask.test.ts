@@ -186,6 +186,35 @@ describe("herald ask", () => {
     }
   });
 
+  it("stopped while the server is away, says the question could not be withdrawn", async () => {
+    const l = await listener("away-stop");
+    const door = await startTcpProxy({ host: "127.0.0.1", port: server.port });
+    const stop = new AbortController();
+    let stderr = "";
+    const asked = cli(["ask", "Rotate keys?", "--topic", "away-stop", "--action", "yes:Rotate"], {
+      home: await loggedIn(),
+      env: { HERALD_URL: `http://127.0.0.1:${door.port}` },
+      signal: stop.signal,
+      onStderr: (s) => {
+        stderr += s;
+      },
+    });
+    try {
+      await waitFor(() => l.output().includes("answer: 1 Rotate"));
+      await door.down();
+      await waitFor(() => stderr.includes("connection lost ("));
+      stop.abort();
+      const r = await asked;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toMatch(
+        /stopped waiting; the question \([0-9a-f-]{36}\) could not be withdrawn \(the server did not answer\): it expires at \S+/,
+      );
+    } finally {
+      await door.close();
+      await l.stop();
+    }
+  });
+
   it("--timeout 3s: exits 124, and the listener stops offering the buttons then", async () => {
     const l = await listener("late");
     const started = Date.now();

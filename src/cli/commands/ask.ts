@@ -4,6 +4,7 @@
  * when the person says no (a `--deny` action, or dismissed it) and 124 when nobody answered in
  * time, so a script or CI job can gate on a human.
  */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { type Answer, type AskInput, answerFields, type Herald } from "../../sdk/index.ts";
 import type { Command, Parsed } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
@@ -100,7 +101,7 @@ export const ask: Command = {
     // notifyInput builds a plain init object (never a Message), so the actions go in as plain too.
     const input = { ...notifyInput(question, values), actions } as AskInput;
     const herald: Herald = heraldOf(ctx);
-    let [asked, lost, status] = ["", false, statusLine(ctx)];
+    let [asked, expires, lost, withdrawn, status] = ["", "", false, false, statusLine(ctx)];
     // The server restarting or a connection cut while it waits: said, and the wait goes on.
     const reconnected = () => {
       if (lost) status("reconnected", true);
@@ -114,11 +115,15 @@ export const ask: Command = {
           reconnected();
           if (waited > 0) return;
           asked = n.id;
+          expires = n.expiresAt ? timestampDate(n.expiresAt).toLocaleTimeString() : "";
           if (!ctx.flags.json) {
             ctx.io.stderr(
               `asked (${n.id}); waiting up to ${values.timeout ?? "10m"} for an answer…\n`,
             );
           }
+        },
+        onWithdraw: (done) => {
+          withdrawn = done;
         },
         onRetry: (e, ms) => {
           status(retryingLine(e.message, ms), false);
@@ -128,7 +133,11 @@ export const ask: Command = {
       .catch((err: unknown) => {
         if (lost && ctx.io.isTty) ctx.io.stderr("\n"); // what ends it goes on a line of its own
         if (!ctx.io.signal?.aborted) throw err;
-        const still = asked ? `; the question (${asked}) was withdrawn` : "";
+        const still = !asked
+          ? ""
+          : withdrawn
+            ? `; the question (${asked}) was withdrawn`
+            : `; the question (${asked}) could not be withdrawn (the server did not answer)${expires && `: it expires at ${expires}`}`;
         throw new CliError(`stopped waiting${still}`, exit.canceled);
       });
     reconnected();

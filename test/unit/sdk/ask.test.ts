@@ -74,11 +74,30 @@ describe("ask, when a wait fails", () => {
   it("stopped while it waits out a failure, withdraws the question and ends", async () => {
     const s = scripted([failure("network", 60_000)]);
     const stop = new AbortController();
+    const told: boolean[] = [];
     const asking = ask(s.calls, input, {
       signal: stop.signal,
       onRetry: () => stop.abort(new Error("stopped")),
+      onWithdraw: (withdrawn) => told.push(withdrawn),
     });
     await expect(asking).rejects.toThrow("stopped");
     expect(s.canceled).toEqual(["q1"]);
+    expect(told).toEqual([true]);
+  });
+
+  it("says when the question could not be withdrawn: the server did not answer", async () => {
+    const s = scripted([failure("network", 60_000)]);
+    s.calls.cancel = async () => {
+      throw failure("network");
+    };
+    const stop = new AbortController();
+    const told: boolean[] = [];
+    const asking = ask(s.calls, input, {
+      signal: stop.signal,
+      onRetry: () => stop.abort(new Error("stopped")),
+      onWithdraw: (withdrawn) => told.push(withdrawn),
+    });
+    await expect(asking).rejects.toThrow("stopped");
+    expect(told).toEqual([false]);
   });
 });
