@@ -124,6 +124,13 @@ export interface Config {
   workerEnabled: boolean;
   /** Grace period for in-flight requests on SIGTERM/SIGINT before they are cut. */
   shutdownGraceMs: number;
+  /**
+   * How long a serving process may go without a sign of life (a heartbeat its event loop sends
+   * the supervisor every second) before the supervisor kills and replaces it: a process hung
+   * (a loop that never yields, stopped by SIGSTOP) takes its share of new connections and answers
+   * none (HERALD_WATCHDOG_SECONDS, default 20; 0 turns it off).
+   */
+  watchdogMs: number;
   /** Idle connections kept open: above common balancers' 60 s (AWS ALB), which close first. */
   keepAliveMs: number;
   /** The bootstrap account of a first start (HERALD_OWNER_EMAIL, HERALD_OWNER_PASSWORD). */
@@ -205,6 +212,14 @@ const vapidKeys = (env: Env) =>
     ? { publicKey: env.HERALD_VAPID_PUBLIC_KEY, privateKey: env.HERALD_VAPID_PRIVATE_KEY }
     : undefined;
 
+/** How the supervisor runs, stops and watches its serving processes. */
+const supervision = (env: Env) => ({
+  shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
+  watchdogMs: int(env, "HERALD_WATCHDOG_SECONDS", 20, 0, 3600) * 1000,
+  processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 2048, 0, 65_536),
+  mallocArenas: int(env, "MALLOC_ARENA_MAX", 1, 1, 1024),
+});
+
 /** Reads the configuration; throws with the variable's name when a value is unusable. */
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
@@ -226,13 +241,11 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: int(env, "HERALD_RATE_LIMIT_PER_SECOND", 10, 1, 1_000_000),
     rateLimitShared: env.HERALD_RATE_LIMIT_SHARED !== "0",
     credentialCacheMs: int(env, "HERALD_CREDENTIAL_CACHE_MS", 500, 0, 1000),
-    shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
     signupEnabled: env.HERALD_SIGNUP === "1",
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, maxKeepaliveMs),
     workerEnabled: env.HERALD_WORKER !== "0",
     processes,
-    processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 2048, 0, 65_536),
-    mallocArenas: int(env, "MALLOC_ARENA_MAX", 1, 1, 1024),
+    ...supervision(env),
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
     trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),

@@ -14,7 +14,7 @@ import { endingSignals } from "./ending-signals.ts";
 import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
-import type { ServingMessage } from "./supervisor/pool.ts";
+import { heartbeatMs, type ServingMessage } from "./supervisor/pool.ts";
 import { listenOptions } from "./supervisor/port.ts";
 
 export function serve(config: Config): void {
@@ -59,6 +59,14 @@ export function serve(config: Config): void {
     await app.listen({ host: config.host, port: config.port, ...listenOptions });
     const serving: ServingMessage = { herald: "serving" };
     process.send?.(serving);
+    // Signs of life for the supervisor's watchdog, from this event loop: a hung one sends none.
+    if (config.watchdogMs > 0 && process.send) {
+      const alive: ServingMessage = { herald: "alive" };
+      setInterval(
+        () => process.connected && process.send?.(alive),
+        heartbeatMs(config.watchdogMs),
+      ).unref();
+    }
     releaseStartupMemory();
   }
 

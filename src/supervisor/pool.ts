@@ -10,6 +10,12 @@
  * A process that fails to start for a reason it reports (a key file it cannot read, a setting
  * the database refuses) `giveUpAfter` times in a row for the same reason ends the pool with that reason, so that the supervisor exits and
  * the process manager acts. A death by signal (SIGKILL, the OOM killer) is never such a reason.
+ *
+ * A serving process that stops showing signs of life for `watchdogMs` (its event loop sends a
+ * heartbeat every second, heartbeatMs) is hung: it still holds its share of the port's new
+ * connections and answers none. The supervisor kills it (SIGKILL) and replaces it as any that
+ * died. When the supervisor's own check ran late (the machine suspended, the supervisor stopped),
+ * it cannot tell, so it starts counting again.
  */
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
@@ -17,7 +23,13 @@ import { restartDelayMs } from "../domain/restart-backoff.ts";
 import { shareOneSocket } from "./port.ts";
 
 /** What a serving process tells its supervisor over IPC. */
-export type ServingMessage = { herald: "start-failed"; reason: string } | { herald: "serving" };
+export type ServingMessage =
+  | { herald: "start-failed"; reason: string }
+  | { herald: "serving" }
+  | { herald: "alive" };
+
+/** How often a serving process shows it is alive, for a watchdog of `watchdogMs` (0: never). */
+export const heartbeatMs = (watchdogMs: number) => Math.min(1_000, watchdogMs / 4);
 
 export interface PoolOptions {
   /** The file each serving process runs: main itself, not the launcher that started the supervisor. */
@@ -31,6 +43,8 @@ export interface PoolOptions {
   onGiveUp: (reason: string) => void;
   /** Told when every slot serves, the first time. */
   onAllServing: () => void;
+  /** A serving process silent this long is killed and replaced (0: never). */
+  watchdogMs: number;
   youngMs?: number;
   giveUpAfter?: number;
 }
@@ -40,6 +54,8 @@ interface Slot {
   /** Deaths in a row of processes that died young in this slot. */
   youngDeaths: number;
   servingSince: number | undefined;
+  /** When its process last showed it is alive (serving, or a heartbeat). */
+  heardAt: number;
   startFailure: string | undefined;
   timer: NodeJS.Timeout | undefined;
 }
@@ -70,6 +86,7 @@ export class ProcessPool {
       worker: undefined,
       youngDeaths: 0,
       servingSince: undefined,
+      heardAt: 0,
       startFailure: undefined,
       timer: undefined,
     }));
@@ -83,8 +100,33 @@ export class ProcessPool {
     cluster.on("message", (w, msg: ServingMessage) => {
       if (msg?.herald === "start-failed") this.#slotOf(w).startFailure = msg.reason;
       else if (msg?.herald === "serving") this.#listening(w);
+      else if (msg?.herald === "alive") this.#slotOf(w).heardAt = Date.now();
     });
     cluster.on("exit", (w, code, signal) => this.#exited(w, code, signal));
+    if (opts.watchdogMs > 0) this.#watch(opts.watchdogMs);
+  }
+
+  #watch(watchdogMs: number): void {
+    const every = heartbeatMs(watchdogMs);
+    let checked = Date.now();
+    setInterval(() => {
+      const now = Date.now();
+      const late = now - checked > 2 * every + 1_000;
+      checked = now;
+      for (const slot of this.#slots) {
+        const w = slot.worker;
+        if (!w || w.isDead() || slot.servingSince === undefined || this.#stopping) continue;
+        if (late) slot.heardAt = now; // this process was held, not (only) them: count again
+        const silent = now - slot.heardAt;
+        if (silent < watchdogMs) continue;
+        this.#o.log.error(
+          { worker_pid: w.process.pid, silent_ms: silent },
+          `a serving process showed no sign of life for ${Math.round(silent / 1000)} s; killing it`,
+        );
+        slot.heardAt = now; // once: its exit replaces it
+        w.process.kill("SIGKILL");
+      }
+    }, every).unref();
   }
 
   start(): void {
@@ -122,6 +164,7 @@ export class ProcessPool {
   #listening(w: Worker): void {
     const slot = this.#slotOf(w);
     slot.servingSince = Date.now();
+    slot.heardAt = slot.servingSince;
     this.#failures = { reason: "", count: 0 };
     if (!this.#announced && this.#slots.every((s) => s.servingSince !== undefined)) {
       this.#announced = true;

@@ -68,6 +68,51 @@ describe("the supervisor", () => {
     expect(await proc.exited).toBe(0);
   }, 60_000);
 
+  it("kills and replaces a serving process that hangs, not one it could not hear from itself", async () => {
+    const proc = await spawnHerald({
+      HERALD_DATA_DIR: dataDir(),
+      HERALD_PROCESSES: "2",
+      HERALD_WATCHDOG_SECONDS: "2",
+    });
+    const key = await waitForKey(proc);
+    const supervisor = proc.child.pid as number;
+    await waitFor(() => servingProcesses(supervisor).length === 2);
+    const [hung, other] = servingProcesses(supervisor) as [number, number];
+    const killed = () => logLines(proc.stdout(), "a serving process showed no sign of life");
+
+    // The supervisor itself held for longer than the watchdog (a suspended machine, say): it
+    // heard nothing meanwhile, and kills nobody for it.
+    process.kill(supervisor, "SIGSTOP");
+    await new Promise((r) => setTimeout(r, 3_000)); // the hold itself, not a wait for an event
+    process.kill(supervisor, "SIGCONT");
+
+    // A serving process whose event loop is held for good: killed within the watchdog, replaced.
+    process.kill(hung, "SIGSTOP");
+    await waitFor(() => killed().length > 0, 15_000);
+    expect(killed().map((l) => l.worker_pid)).toEqual([hung]);
+    expect(killed()[0]?.silent_ms).toBeGreaterThanOrEqual(2_000);
+    await waitFor(() => {
+      const now = servingProcesses(supervisor);
+      return now.length === 2 && !now.includes(hung);
+    }, 15_000);
+    expect(alive(hung)).toBe(false);
+    expect(servingProcesses(supervisor)).toContain(other);
+    // New connections all answered: none lands on the hung process's socket.
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${proc.url}/v1/notify`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, connection: "close" },
+          body: JSON.stringify({ title: `after the hang ${i}` }),
+          signal: AbortSignal.timeout(5_000),
+        }).then((r) => r.status),
+      ),
+    );
+    expect(statuses).toEqual(statuses.map(() => 202));
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  }, 60_000);
+
   it("stops with the reason, and exit code 1, when its processes keep failing to start", async () => {
     const dir = dataDir();
     const proc = launchHerald({
