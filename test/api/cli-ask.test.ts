@@ -4,10 +4,8 @@
  * and exits 0, 5 when denied, 124 when nobody answered in time; stopped by any ending signal, it
  * withdraws the question first.
  */
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliFor, devicesListening } from "../helpers/cli.ts";
+import { cliFor, devicesListening, spawnCli } from "../helpers/cli.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -18,7 +16,6 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 const { cli, loggedIn } = cliFor(() => server);
-const bin = join(import.meta.dirname, "../../bin/herald.mjs");
 
 /** `herald listen` on a terminal of its own, with its output as it comes and a key to press. */
 async function listener(topic: string) {
@@ -126,18 +123,10 @@ describe("herald ask", () => {
     const topic = `stopped-${signal.toLowerCase()}`;
     const l = await listener(topic);
     const h = await loggedIn();
-    const child = spawn(
-      process.execPath,
-      [bin, "ask", "Rotate keys?", "--topic", topic, "--action", "yes:Rotate"],
-      {
-        env: {
-          ...process.env,
-          HOME: h,
-          XDG_CONFIG_HOME: join(h, ".config"),
-          HERALD_URL: server.url,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
+    const child = spawnCli(
+      ["ask", "Rotate keys?", "--topic", topic, "--action", "yes:Rotate"],
+      h,
+      server.url,
     );
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => {

@@ -3,7 +3,6 @@
  * indented, the link), NDJSON with --json, a bell on request, and "connection lost, retrying" /
  * "reconnected" lines with a backoff capped at 5 s while the server is away.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
 import { join } from "node:path";
@@ -12,7 +11,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import { formatNotification } from "../../src/cli/commands/listen.ts";
-import { cliFor, devicesListening, streamOpen } from "../helpers/cli.ts";
+import { cliFor, devicesListening, spawnCli, streamOpen } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
@@ -222,7 +221,6 @@ describe("listen while the server is away", () => {
 });
 
 describe("listen --exec, stopped while its command runs", () => {
-  const bin = join(import.meta.dirname, "../../bin/herald.mjs");
   // The command, and what it started, stop with listen when a signal is sent to listen alone
   // (a kill, a service manager): at once, or, ignoring SIGTERM, within 3 s by SIGKILL.
   it.each([
@@ -236,25 +234,10 @@ describe("listen --exec, stopped while its command runs", () => {
       const topic = `exec-stop-${signal}-${prelude ? "trap" : "plain"}`.toLowerCase();
       const dir = tempDir("herald-exec-");
       const pids = join(dir, "pids");
-      const child = spawn(
-        process.execPath,
-        [
-          bin,
-          "listen",
-          "--topic",
-          topic,
-          "--exec",
-          `${prelude}sleep 300 & echo $$ $! > ${pids}; wait`,
-        ],
-        {
-          env: {
-            ...process.env,
-            HOME: h,
-            XDG_CONFIG_HOME: join(h, ".config"),
-            HERALD_URL: server.url,
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
+      const child = spawnCli(
+        ["listen", "--topic", topic, "--exec", `${prelude}sleep 300 & echo $$ $! > ${pids}; wait`],
+        h,
+        server.url,
       );
       const exited = new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
       await devicesListening(server, topic);

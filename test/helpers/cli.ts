@@ -2,7 +2,9 @@
  * The herald CLI run in-process against a test server, with a temporary HOME (its config
  * directory), as wrangler's tests run theirs.
  */
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { expect } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { sql } from "./db.ts";
@@ -28,6 +30,21 @@ export interface CliOptions {
   onStderr?: (s: string) => void;
   /** Key presses, as a terminal gives them to `listen`. */
   onKey?: (handler: (key: string) => void) => () => void;
+}
+
+/** The installed `herald` command, as a process of its own (signals reach it alone). */
+export const herald = join(import.meta.dirname, "../../bin/herald.mjs");
+
+/** Runs the installed command with this HOME against `url`, its output piped. */
+export function spawnCli(
+  args: string[],
+  h: string,
+  url: string,
+): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn(process.execPath, [herald, ...args], {
+    env: { ...process.env, HOME: h, XDG_CONFIG_HOME: join(h, ".config"), HERALD_URL: url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 /** A HOME for the CLI, removed when this test file's tests are done (it holds CLI tokens). */
