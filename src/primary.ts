@@ -9,7 +9,7 @@
  * processes, then stops PostgreSQL last, then says so in one line.
  */
 import type { Config } from "./config.ts";
-import type { EmbeddedDatabase } from "./db/index.ts";
+import type { EmbeddedDatabase, EmbeddedEvent } from "./db/index.ts";
 import { openDatabase, startEmbedded } from "./db/index.ts";
 import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
@@ -41,7 +41,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
   stopping.listen();
 
   try {
-    if (config.databaseUrl === undefined) embedded = startEmbedded(config);
+    if (config.databaseUrl === undefined) embedded = startEmbedded(config, embeddedNews(log));
     const url = config.databaseUrl ?? ((await embedded) as EmbeddedDatabase).url;
     if (stopping.started) return;
     const orm = await openDatabase({ url, poolSize: 2 });
@@ -80,6 +80,22 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     if (config.logLevel === "debug" && err instanceof Error) log.debug({ err }, "start failed");
     await stopping.stop(`herald failed to start: ${detail.split("\n")[0]}`, 1);
   }
+}
+
+/** The embedded PostgreSQL exited unasked, and is started again (db/embedded/running.ts). */
+function embeddedNews(log: ReturnType<typeof createLogger>) {
+  return (event: EmbeddedEvent, detail: string) => {
+    if (event === "stopped") {
+      log.error("the embedded PostgreSQL was shut down by another program; restart Herald");
+    } else if (event === "exited") {
+      log.error({ how: detail }, `the embedded PostgreSQL exited (${detail}); starting it again`);
+    } else if (event === "back") log.warn("the embedded PostgreSQL is running again");
+    else
+      log.warn(
+        { reason: detail },
+        `the embedded PostgreSQL did not start (${detail}); trying again`,
+      );
+  };
 }
 
 /** What a person reads once every serving process serves. */

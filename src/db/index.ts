@@ -78,6 +78,7 @@ export {
   settleWebhook,
   type WebhookCaps,
 } from "./deliveries/webhook-outbox.ts";
+export type { EmbeddedEvent } from "./embedded/running.ts";
 export {
   attachEmbeddedPostgres,
   type EmbeddedDatabase,

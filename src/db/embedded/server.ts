@@ -6,7 +6,7 @@
  * process group of its own (`detached`), so that the Ctrl-C a terminal sends to `npm start`'s
  * group never reaches PostgreSQL: Herald drains first and stops it last.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   chmodSync,
   chownSync,
@@ -29,6 +29,7 @@ import {
   stopOrphan,
   tiedToOwner,
 } from "./owner.ts";
+import { KeptPostgres, type KeptPostgresOptions } from "./running.ts";
 import { clusterDir, postgresUser, type RunAs, reachableBinaries } from "./user.ts";
 
 export interface EmbeddedDatabase {
@@ -47,6 +48,8 @@ export interface EmbeddedOptions {
   dir: string;
   /** Where PostgreSQL's own messages go; they are noisy, so the caller decides. */
   log?: (line: string) => void;
+  /** Told when PostgreSQL exits unasked and is started again (running.ts). */
+  say?: KeptPostgresOptions["say"];
   /** Extra `postgres` flags, e.g. relaxed durability for throwaway test clusters. */
   flags?: string[];
   database?: string;
@@ -117,21 +120,22 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     ...["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1"],
     ...(opts.flags ?? []),
   ]);
-  const postgres = spawn(command, args, {
-    ...user,
-    detached: true,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  postgres.stderr?.on("data", (d: Buffer) => log(d.toString("utf8")));
-  // However this process ends (an error nobody caught, a test runner ended by a closed pipe),
-  // the PostgreSQL it started ends with it: a fast shutdown, asked at exit (nothing async runs
-  // then). An end with no exit hook (SIGKILL) is tiedToOwner's.
-  const atExit = () => {
-    if (postgres.exitCode === null && postgres.signalCode === null) postgres.kill("SIGINT");
-  };
-  process.once("exit", atExit);
   const serverUrl = `postgres://herald:${password}@127.0.0.1:${port}`;
-  await ready(postgres, `${serverUrl}/postgres`);
+  const postgres = new KeptPostgres({
+    launch: () => {
+      const child = spawn(command, args, {
+        ...user,
+        detached: true,
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      child.stderr?.on("data", (d: Buffer) => log(d.toString("utf8")));
+      return child;
+    },
+    adminUrl: `${serverUrl}/postgres`,
+    ...(opts.say ? { say: opts.say } : {}),
+  });
+  // An end with no exit hook (SIGKILL) is tiedToOwner's; any other, KeptPostgres's.
+  await postgres.start();
   claimOwnership(opts.dir);
   const database = opts.database ?? "herald";
   // Every start, not only the first: a crash between initdb and here must not strand the cluster.
@@ -142,8 +146,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     clusterDir: dir,
     initialized,
     stop: async () => {
-      process.off("exit", atExit);
-      await stop(postgres);
+      await postgres.stop();
       releaseOwnership(opts.dir);
     },
   };
@@ -209,35 +212,6 @@ async function initdb(
   } finally {
     rmSync(pwfile, { force: true });
   }
-}
-
-/** Waits until the server accepts connections; fails if it exits first. */
-async function ready(postgres: ChildProcess, adminUrl: string): Promise<void> {
-  let exited: number | null | undefined;
-  postgres.once("exit", (code) => {
-    exited = code;
-  });
-  for (let i = 0; i < 600; i++) {
-    if (exited !== undefined) throw new Error(`PostgreSQL exited with ${exited} while starting`);
-    const client = new pg.Client({ connectionString: adminUrl });
-    try {
-      await client.connect();
-      await client.end();
-      return;
-    } catch {
-      await client.end().catch(() => {});
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error("PostgreSQL did not accept connections within 30 s");
-}
-
-/** Fast shutdown (SIGINT: in-flight transactions are rolled back), and wait for it. */
-async function stop(postgres: ChildProcess): Promise<void> {
-  if (postgres.exitCode !== null || postgres.signalCode !== null) return;
-  const done = new Promise<void>((resolve) => postgres.once("exit", () => resolve()));
-  postgres.kill("SIGINT");
-  await done;
 }
 
 /** Creates `database` on the server unless it exists. */

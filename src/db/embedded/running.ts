@@ -1,0 +1,111 @@
+/**
+ * The embedded PostgreSQL's process, kept running for as long as its owner wants it: started,
+ * then, when it exits without being asked (the OOM killer, a `kill`, a crash), started again on
+ * the same port, so that the serving processes' connection URL still holds and their pools
+ * reconnect (docs/operations.md, "The embedded PostgreSQL"). It recovers from its write-ahead
+ * log as after any crash: nothing committed is lost. A start that fails (a killed postmaster's
+ * backends still hold its shared memory for a moment, say) is tried again after 0.5 s, doubling
+ * to 30 s. Before, Herald answered 503 to everything until a person restarted it. One shut down
+ * cleanly (exit code 0: `pg_ctl stop`, another start stopping what it took for an orphan) was
+ * asked to stop by someone: it is said, and left stopped.
+ */
+import type { ChildProcess } from "node:child_process";
+import pg from "pg";
+
+const maxBackoffMs = 30_000;
+
+/** Exited unasked (started again), back, a start again failed, or shut down by someone else. */
+export type EmbeddedEvent = "exited" | "back" | "failed" | "stopped";
+
+export interface KeptPostgresOptions {
+  /** Starts one postmaster (same flags and port each time). */
+  launch(): ChildProcess;
+  /** Where to check that it accepts connections. */
+  adminUrl: string;
+  /** Told when it exits unasked, and when it is back. */
+  say?: (event: EmbeddedEvent, detail: string) => void;
+}
+
+export class KeptPostgres {
+  readonly #o: KeptPostgresOptions;
+  #child: ChildProcess | undefined;
+  #stopping = false;
+  #timer: NodeJS.Timeout | undefined;
+  /** However the owner ends, its PostgreSQL ends with it: a fast shutdown, asked at exit. */
+  readonly #atExit = () => {
+    const c = this.#child;
+    if (c && c.exitCode === null && c.signalCode === null) c.kill("SIGINT");
+  };
+
+  constructor(options: KeptPostgresOptions) {
+    this.#o = options;
+    process.once("exit", this.#atExit);
+  }
+
+  /** Starts it and waits until it accepts connections; fails if it exits first. */
+  async start(): Promise<void> {
+    const child = this.#o.launch();
+    this.#child = child;
+    await ready(child, this.#o.adminUrl);
+    this.#watch(child);
+  }
+
+  #watch(child: ChildProcess): void {
+    child.once("exit", (code, signal) => {
+      if (this.#stopping || child !== this.#child) return;
+      if (signal === null && code === 0) {
+        this.#o.say?.("stopped", "exit code 0");
+        return;
+      }
+      this.#o.say?.("exited", signal ? `signal ${signal}` : `exit code ${code}`);
+      this.#again(0);
+    });
+  }
+
+  #again(attempt: number): void {
+    const delay = attempt === 0 ? 0 : Math.min(maxBackoffMs, 250 * 2 ** attempt);
+    this.#timer = setTimeout(() => {
+      if (this.#stopping) return;
+      this.start().then(
+        () => this.#o.say?.("back", `after ${attempt + 1} start(s)`),
+        (err: unknown) => {
+          this.#o.say?.("failed", (err as Error).message);
+          this.#again(attempt + 1);
+        },
+      );
+    }, delay);
+  }
+
+  /** Fast shutdown (SIGINT: in-flight transactions are rolled back), and wait for it. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    clearTimeout(this.#timer);
+    process.off("exit", this.#atExit);
+    const c = this.#child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const done = new Promise<void>((resolve) => c.once("exit", () => resolve()));
+    c.kill("SIGINT");
+    await done;
+  }
+}
+
+/** Waits until the server accepts connections; fails if it exits first. */
+async function ready(postgres: ChildProcess, adminUrl: string): Promise<void> {
+  let exited: number | null | undefined;
+  postgres.once("exit", (code) => {
+    exited = code;
+  });
+  for (let i = 0; i < 600; i++) {
+    if (exited !== undefined) throw new Error(`PostgreSQL exited with ${exited} while starting`);
+    const client = new pg.Client({ connectionString: adminUrl });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch {
+      await client.end().catch(() => {});
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error("PostgreSQL did not accept connections within 30 s");
+}

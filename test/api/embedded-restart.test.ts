@@ -1,0 +1,57 @@
+/**
+ * The embedded PostgreSQL killed under a running Herald (the OOM killer, a `kill -9`): the
+ * supervisor starts it again on the same port, the serving processes reconnect, and what was
+ * committed before is there. Before, every call answered 503 until a person restarted Herald.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { spawnHerald, waitForKey } from "../helpers/process.ts";
+import { tempDir } from "../helpers/temp.ts";
+import { alive } from "../helpers/tree.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+describe("the embedded PostgreSQL, killed while Herald runs", () => {
+  it("is started again, and Herald serves what it held and takes new publishes", async () => {
+    const dataDir = tempDir("herald-pg-killed-");
+    const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir, HERALD_PROCESSES: "1" });
+    const key = await waitForKey(proc);
+    const auth = { authorization: `Bearer ${key}` };
+    const publish = (title: string) =>
+      fetch(`${proc.url}/v1/notify`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ title }),
+        signal: AbortSignal.timeout(5_000),
+      });
+    const before = (await (await publish("before the kill")).json()) as { id: string };
+    const pidFile = join(dataDir, "pg", "postmaster.pid");
+    const postmaster = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+    expect(alive(postmaster)).toBe(true);
+
+    process.kill(postmaster, "SIGKILL");
+    await waitFor(() => proc.stdout().includes("the embedded PostgreSQL is running again"), 30_000);
+    expect(proc.stdout()).toContain(
+      "the embedded PostgreSQL exited (signal SIGKILL); starting it again",
+    );
+    // The serving process's pool reconnects: a publish goes through (503 meanwhile, never lost).
+    let status = 0;
+    await waitFor(async () => {
+      status = await publish("after the kill").then(
+        (r) => r.status,
+        () => 0,
+      );
+      return status === 202;
+    }, 20_000);
+    expect(status).toBe(202);
+    const got = await fetch(`${proc.url}/v1/notifications/${before.id}`, { headers: auth });
+    expect(got.status).toBe(200);
+    const restarted = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+    expect(restarted).not.toBe(postmaster);
+
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    expect(alive(restarted)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
+  }, 90_000);
+});
