@@ -15,6 +15,7 @@ import type { Db } from "../db/index.ts";
 import { claimDueWebhooks, type DueWebhook, settleWebhook, type WebhookCaps } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
+import { OutageLog } from "./outage-log.ts";
 import { postWebhook } from "./webhook-sender.ts";
 
 const backoffSeconds = [5, 30, 120, 300, 900, 1800, 3600];
@@ -43,9 +44,11 @@ export class WebhookWorker {
   #running: Promise<void> | undefined;
   #stopped = false;
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #outage: OutageLog;
 
   constructor(opts: WebhookWorkerOptions) {
     this.#o = opts;
+    this.#outage = new OutageLog(opts.log, "the webhook worker");
   }
 
   start(): void {
@@ -63,7 +66,10 @@ export class WebhookWorker {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#running = this.#round()
-        .catch((err: unknown) => this.#o.log.warn({ err }, "webhook round failed"))
+        .then(
+          () => this.#outage.succeeded(),
+          (err: unknown) => this.#outage.failed(err, "webhook round failed"),
+        )
         .finally(() => this.#schedule());
     }, this.#o.pollMs);
     this.#timer.unref();

@@ -17,6 +17,7 @@ import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { deliver } from "./deliver.ts";
 import { JobClock } from "./jobs/clock.ts";
+import { OutageLog } from "./outage-log.ts";
 import { OutcomeWriter } from "./outcome-writer.ts";
 import type { Sender } from "./senders/sender.ts";
 import { warnIfSlow } from "./slow-round.ts";
@@ -81,6 +82,7 @@ export class DeliveryWorker {
   /** Sends in flight per account (the claim gives an account no more than its share). */
   readonly #busy = new Map<string, number>();
   readonly #outcomes: OutcomeWriter;
+  readonly #outage: OutageLog;
 
   constructor(opts: WorkerOptions) {
     this.#o = {
@@ -97,6 +99,7 @@ export class DeliveryWorker {
       ...opts,
     };
     this.#clock = new JobClock(this.#o.clock, this.#o);
+    this.#outage = new OutageLog(this.#o.log, "the delivery worker");
     this.#outcomes = new OutcomeWriter(this.#o.queue, this.#o.onSettle);
     this.#statistics = new StatisticsRefresh(() => this.#o.queue.analyze(), this.#o.log);
   }
@@ -133,8 +136,9 @@ export class DeliveryWorker {
       let busy = false;
       try {
         busy = await this.#tick();
+        this.#outage.succeeded();
       } catch (err) {
-        this.#o.log.error({ err }, "delivery worker tick failed");
+        this.#outage.failed(err, "delivery worker tick failed");
       }
       if (busy || this.#stopped) continue;
       if (this.#woken) {

@@ -1,8 +1,11 @@
 /**
  * While PostgreSQL restarts, calls that need it are answered `unavailable` (503 with
  * Retry-After; gRPC UNAVAILABLE), which clients retry, never `internal`; nothing is lost, and
- * the server serves again as soon as the database is back.
+ * the server serves again as soon as the database is back. The background workers say the
+ * outage once each, and when it ends, instead of a failed round with its stack several times a
+ * second.
  */
+import { Writable } from "node:stream";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -10,17 +13,36 @@ import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { sql } from "../helpers/db.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let proxy: TcpProxy;
 let server: TestServer;
+let logs = "";
+const logEntries = () =>
+  logs
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { msg: string; failed_rounds?: number });
+const logLines = () => logEntries().map((e) => e.msg);
 beforeAll(async () => {
   const pg = new URL(inject("pgServerUrl"));
   proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  server = await startServer({ credentialCacheMs: 0 }, undefined, (url) => {
-    const u = new URL(url);
-    u.host = `127.0.0.1:${proxy.port}`;
-    return u.toString();
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      logs += String(chunk);
+      done();
+    },
   });
+  server = await startServer(
+    { credentialCacheMs: 0 },
+    undefined,
+    (url) => {
+      const u = new URL(url);
+      u.host = `127.0.0.1:${proxy.port}`;
+      return u.toString();
+    },
+    { level: "info", stream },
+  );
 });
 afterAll(async () => {
   await proxy.up().catch(() => {});
@@ -50,6 +72,12 @@ describe("a database restart", () => {
 
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(503);
+    // Both workers have failed rounds meanwhile (they poll every 250 and 200 ms): said once.
+    const said = (what: string) => logLines().filter((m) => m === what).length;
+    const down = (w: string) => `the ${w} worker: the database is unavailable; waiting for it`;
+    await waitFor(() => said(down("delivery")) > 0 && said(down("webhook")) > 0);
+    // The outage lasts a second more: several rounds of each worker fail, and are not logged.
+    await new Promise((r) => setTimeout(r, 1_000));
 
     await proxy.up();
     // The retry with the same key lands once, as a client's retry would.
@@ -61,5 +89,14 @@ describe("a database restart", () => {
     expect(again.status).toBe(202);
     const rows = await sql(server.databaseUrl, "select title from notification order by id");
     expect(rows.map((r) => r.title)).toEqual(["before", "during"]);
+    await waitFor(() => said("the delivery worker: the database is back") === 1);
+    await waitFor(() => said("the webhook worker: the database is back") === 1);
+    for (const w of ["delivery", "webhook"]) {
+      expect(said(down(w))).toBe(1);
+      const back = logEntries().find((e) => e.msg === `the ${w} worker: the database is back`);
+      expect(back?.failed_rounds).toBeGreaterThanOrEqual(3);
+    }
+    const rounds = logLines().filter((m) => /tick failed|round failed|job failed/.test(m));
+    expect(rounds).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import type { WorkerClock } from "../../config.ts";
 import type { DeliveryQueue, DueWork } from "../../db/index.ts";
 import type { Log } from "../../domain/log.ts";
 import type { PushTokenKeyRing } from "../../domain/push-token-crypto.ts";
+import { OutageLog } from "../outage-log.ts";
 import type { Sender } from "../senders/sender.ts";
 import { escalate } from "./escalate.ts";
 import { expireStreams } from "./expire-streams.ts";
@@ -56,10 +57,10 @@ const workOf: Partial<Record<JobName, keyof DueWork>> = {
 export class JobClock {
   readonly #jobs: { name: JobName; everyMs: number; run: () => Promise<void> }[];
   readonly #last = new Map<JobName, number>();
-  readonly #log: Log;
+  readonly #outage: OutageLog;
 
   constructor(clock: WorkerClock, deps: JobDeps) {
-    this.#log = deps.log;
+    this.#outage = new OutageLog(deps.log, "the delivery worker's periodic jobs");
     this.#jobs = (Object.keys(jobs) as JobName[]).map((name) => ({
       name,
       everyMs: clock[name],
@@ -84,8 +85,9 @@ export class JobClock {
       if (work && answer && !work[answer]) continue;
       try {
         await job.run();
+        this.#outage.succeeded();
       } catch (err) {
-        this.#log.error({ err, job: job.name }, "a periodic delivery job failed");
+        this.#outage.failed(err, "a periodic delivery job failed", { job: job.name });
       }
     }
   }
