@@ -89,7 +89,7 @@ function embeddedNews(log: ReturnType<typeof createLogger>) {
       log.error("the embedded PostgreSQL was shut down by another program; restart Herald");
     } else if (event === "exited") {
       log.error({ how: detail }, `the embedded PostgreSQL exited (${detail}); starting it again`);
-    } else if (event === "back") log.warn("the embedded PostgreSQL is running again");
+    } else if (event === "back") log.info("the embedded PostgreSQL is running again");
     else
       log.warn(
         { reason: detail },
