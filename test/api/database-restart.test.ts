@@ -5,34 +5,22 @@
  * outage once each, and when it ends, instead of a failed round with its stack several times a
  * second.
  */
-import { Writable } from "node:stream";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { sql } from "../helpers/db.ts";
-import { notify, startServer, type TestServer } from "../helpers/server.ts";
+import { capturedLog, notify, startServer, type TestServer } from "../helpers/server.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let proxy: TcpProxy;
 let server: TestServer;
-let logs = "";
-const logEntries = () =>
-  logs
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { msg: string; failed_rounds?: number });
-const logLines = () => logEntries().map((e) => e.msg);
+const log = capturedLog("info");
+const logLines = () => log.entries().map((e) => e.msg);
 beforeAll(async () => {
   const pg = new URL(inject("pgServerUrl"));
   proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      logs += String(chunk);
-      done();
-    },
-  });
   server = await startServer(
     { credentialCacheMs: 0 },
     undefined,
@@ -41,7 +29,7 @@ beforeAll(async () => {
       u.host = `127.0.0.1:${proxy.port}`;
       return u.toString();
     },
-    { level: "info", stream },
+    log.logger,
   );
 });
 afterAll(async () => {
@@ -93,7 +81,7 @@ describe("a database restart", () => {
     await waitFor(() => said("the webhook worker: the database is back") === 1);
     for (const w of ["delivery", "webhook"]) {
       expect(said(down(w))).toBe(1);
-      const back = logEntries().find((e) => e.msg === `the ${w} worker: the database is back`);
+      const back = log.entries().find((e) => e.msg === `the ${w} worker: the database is back`);
       expect(back?.failed_rounds).toBeGreaterThanOrEqual(3);
     }
     const rounds = logLines().filter((m) => /tick failed|round failed|job failed/.test(m));

@@ -6,7 +6,6 @@
  * the stdio server's own messages; an agent that goes away mid-ask (its stdin closed, or SIGTERM)
  * leaves no question behind on the devices.
  */
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -14,24 +13,25 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { body, type JsonBody } from "../helpers/http.ts";
-import { defaultTestSenders, startServer, type TestServer } from "../helpers/server.ts";
+import {
+  capturedLog,
+  defaultTestSenders,
+  startServer,
+  type TestServer,
+} from "../helpers/server.ts";
 import { listen, signInStreamDevice } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 let server: TestServer;
 /** Everything the server logs, at debug level. */
-let logs = "";
+const log = capturedLog("debug");
 beforeAll(async () => {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      logs += String(chunk);
-      done();
-    },
-  });
-  server = await startServer({ streamKeepaliveMs: 300 }, defaultTestSenders(), (u) => u, {
-    level: "debug",
-    stream,
-  });
+  server = await startServer(
+    { streamKeepaliveMs: 300 },
+    defaultTestSenders(),
+    (u) => u,
+    log.logger,
+  );
 });
 afterAll(async () => server.close());
 
@@ -183,9 +183,9 @@ describe.each([
       }
       expect(stderr()).not.toContain(server.apiKey);
       // The server logged the calls the tools made, and not the credential they made them with.
-      expect(logs).toContain("herald.v1.NotifyService/WaitForResponse");
-      expect(logs).not.toContain(server.apiKey);
-      expect(logs).not.toContain(server.apiKey.slice(3, 20));
+      expect(log.text()).toContain("herald.v1.NotifyService/WaitForResponse");
+      expect(log.text()).not.toContain(server.apiKey);
+      expect(log.text()).not.toContain(server.apiKey.slice(3, 20));
     } finally {
       await client.close();
     }

@@ -1,6 +1,7 @@
 /**
  * A real Herald server for a test file: its own database, the real app on a real port.
  */
+import { Writable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll } from "vitest";
 import webpush from "web-push";
@@ -34,6 +35,29 @@ export const testTokenKeys = new PushTokenKeyRing(
 
 /** Silent, unless HERALD_TEST_LOG=1 asks for the server's errors (to see why a call failed). */
 const testLogger = process.env.HERALD_TEST_LOG ? { level: "error" } : false;
+
+/**
+ * A server logger (startServer's last argument) that keeps every JSON line it writes at `level`
+ * and above: `text()` all of it, `entries()` each line parsed.
+ */
+export function capturedLog(level: "debug" | "info") {
+  let text = "";
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return {
+    logger: { level, stream },
+    text: () => text,
+    entries: () =>
+      text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg: string } & Record<string, unknown>),
+  };
+}
 
 /** The APNs sender pointed at a fake (bundle id `dev.herald.app`). */
 function fakeApnsSender(apns: FakeApns): Sender {

@@ -177,7 +177,6 @@ function listeningLine(topics: string[] | undefined, limit: number): string {
   return `listening for ${what}${count}; Ctrl-C stops\n`;
 }
 
-/** On a terminal an outage is one line, rewritten in place; in a log, one line per retry. */
 /** Whether an id is seen for the first time among the last `max` seen. */
 function recentIds(max: number): (id: string) => boolean {
   const ids = new Set<string>();

@@ -2,7 +2,7 @@
  * The embedded PostgreSQL's process, kept running for as long as its owner wants it: started,
  * then, when it exits without being asked (the OOM killer, a `kill`, a crash), started again on
  * the same port, so that the serving processes' connection URL still holds and their pools
- * reconnect (docs/operations.md, "The embedded PostgreSQL"). It recovers from its write-ahead
+ * reconnect (docs/operations.md, "Database"). It recovers from its write-ahead
  * log as after any crash: nothing committed is lost. A start that fails (a killed postmaster's
  * backends still hold its shared memory for a moment, say) is tried again after 0.5 s, doubling
  * to 30 s. Before, Herald answered 503 to everything until a person restarted it. One shut down
