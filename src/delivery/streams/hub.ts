@@ -4,11 +4,10 @@
  * when the fan-out commits (never inside a publish). Each process then hands the new deliveries
  * of the stream devices connected to it to their streams.
  *
- * A publish committed by this process is handed over in memory at once to the streams of this
- * process whose device its fan-out will reach (same account, topic filter admits it); when the
- * fan-out's NOTIFY arrives, those streams only record the delivery as sent. A device's filter
- * is read when it subscribes and again whenever any process says the device changed
- * (`deviceChanged`: topic filter, sign-out), on a second channel.
+ * A publish committed by this process is handed over in memory at once to its streams whose
+ * device its fan-out will reach (same account, topic filter admits it); when the fan-out's
+ * NOTIFY arrives, those streams only record the delivery as sent. A device's filter is read when
+ * it subscribes and whenever any process says it changed (`deviceChanged`), on a second channel.
  */
 import pg from "pg";
 import type { DeliveryQueue } from "../../db/index.ts";
@@ -16,6 +15,7 @@ import { announceChunk, deliveryChannel, feedChannel } from "../../db/index.ts";
 import type { Log } from "../../domain/log.ts";
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { namesProjects, topicAdmits } from "../../domain/topic-filter.ts";
+import { OutageLog } from "../outage-log.ts";
 import { Feeds } from "./feeds.ts";
 import { waitForNews } from "./wait-for-news.ts";
 import { Wakers } from "./wakers.ts";
@@ -58,6 +58,7 @@ export class StreamHub {
   readonly #url: string;
   readonly #queue: DeliveryQueue;
   readonly #log: Log;
+  readonly #outage: OutageLog; // a database outage's failures, said once
   readonly #subscribers = new Map<string, Set<StreamSubscriber>>();
   readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
   /** Publishers waiting for an answer, by notification id. */
@@ -76,6 +77,7 @@ export class StreamHub {
     this.#url = url;
     this.#queue = queue;
     this.#log = log;
+    this.#outage = new OutageLog(log, "the stream hub");
     this.feed = new Feeds((payload) => this.#notify(feedChannel, payload), log);
   }
 
@@ -99,7 +101,7 @@ export class StreamHub {
       else void this.#dispatch(msg.payload);
     });
     client.on("error", (err) => {
-      this.#log.warn({ err }, "stream hub connection lost; reconnecting");
+      this.#outage.failed(err, "stream hub connection lost; reconnecting");
       if (this.#client === client) this.#client = undefined;
       client.end().catch(() => {});
       this.#reconnect();
@@ -121,10 +123,10 @@ export class StreamHub {
         try {
           await this.#connect();
           this.#reconnecting = false;
-          this.#log.info("stream hub reconnected");
+          this.#outage.succeeded();
           await this.#catchUp(0);
         } catch (err) {
-          this.#log.warn({ err }, "stream hub reconnect failed; trying again");
+          this.#outage.failed(err, "stream hub reconnect failed; trying again");
           attempt(Math.min(delayMs * 2, 10_000));
         }
       }, delayMs).unref();
@@ -278,7 +280,7 @@ export class StreamHub {
         const mine = await find(deviceId);
         if (mine.length > 0) for (const s of subs) hand(s, mine);
       } catch (err) {
-        this.#log.warn({ err, device_id: deviceId }, "handing deliveries to a stream failed");
+        this.#outage.failed(err, "handing deliveries to a stream failed", { device_id: deviceId });
       }
     }
   }
