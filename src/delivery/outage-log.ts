@@ -7,6 +7,7 @@
  * with its stack, about nine times a second in every serving process.
  */
 import { isDatabaseUnavailable } from "../db/index.ts";
+import { monotonicMs } from "../domain/clock.ts";
 import type { Log } from "../domain/log.ts";
 
 export class OutageLog {
@@ -29,7 +30,7 @@ export class OutageLog {
     }
     this.#failed++;
     if (this.#since !== undefined) return;
-    this.#since = Date.now();
+    this.#since = monotonicMs();
     const reason = err instanceof Error ? err.message : String(err);
     this.#log.warn({ reason }, `${this.#what}: the database is unavailable; waiting for it`);
   }
@@ -38,7 +39,7 @@ export class OutageLog {
   succeeded(): void {
     if (this.#since === undefined) return;
     this.#log.info(
-      { failed_rounds: this.#failed, down_ms: Date.now() - this.#since },
+      { failed_rounds: this.#failed, down_ms: Math.round(monotonicMs() - this.#since) },
       `${this.#what}: the database is back`,
     );
     [this.#since, this.#failed] = [undefined, 0];

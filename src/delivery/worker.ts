@@ -13,6 +13,7 @@
  */
 import type { WorkerClock } from "../config.ts";
 import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../db/index.ts";
+import { monotonicMs } from "../domain/clock.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
 import { deliver } from "./deliver.ts";
@@ -63,7 +64,7 @@ export class DeliveryWorker {
   /** The loop's idle poll ran out (nothing woke it): the round asks the probe first. */
   #idleRound = false;
   readonly #clock: JobClock;
-  #lastClaim = 0;
+  #lastClaim = Number.NEGATIVE_INFINITY;
   #lastClaimEmpty = false;
   readonly #statistics: StatisticsRefresh;
   /** An account's sends in flight fell to half its share: claim for it again now. */
@@ -168,9 +169,9 @@ export class DeliveryWorker {
     const idle = this.#idleRound;
     this.#idleRound = false;
     const work =
-      idle || this.#clock.probedDue(Date.now()) ? await this.#o.queue.probeDue() : undefined;
+      idle || this.#clock.probedDue(monotonicMs()) ? await this.#o.queue.probeDue() : undefined;
     // The periodic jobs first: what they release is fanned out in this same round.
-    await this.#clock.runDue(Date.now(), work);
+    await this.#clock.runDue(monotonicMs(), work);
     const tJobs = performance.now();
     const { batch, fanOutChunk } = this.#o;
     // Fan out when the probe saw queued work (released and escalated notifications are queued
@@ -191,7 +192,7 @@ export class DeliveryWorker {
     // Pushes come due from a fan-out just done, or from retries and repeats (of any process),
     // looked for at most every `claimRetries` ms. A full set of sends in flight claims nothing;
     // the first one to finish wakes the loop.
-    const now = Date.now();
+    const now = monotonicMs();
     const room = Math.min(batch, this.#o.maxInFlight - this.#inFlight.size - this.#unstarted);
     const retries =
       now - this.#lastClaim >= this.#o.clock.claimRetries && (!work || work.pushes || work.repeats);

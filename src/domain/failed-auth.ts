@@ -6,6 +6,7 @@
  * rate-limits.ts) so the limit holds however many serve; a process learns of a block the first
  * time that address fails on it.
  */
+import { monotonicMs } from "./clock.ts";
 
 /** Counts one failure of `address`; says the count in its window and when the window ends. */
 export type FailureCounter = (address: string) => Promise<{ count: number; resetMs: number }>;
@@ -14,10 +15,10 @@ export class FailedAuthThrottle {
   readonly limit: number;
   readonly #count: FailureCounter;
   readonly #now: () => number;
-  /** Blocked addresses and when their minute ends (epoch ms). */
+  /** Blocked addresses and when their minute ends (`monotonicMs`). */
   readonly #blocked = new Map<string, number>();
 
-  constructor(limit: number, count?: FailureCounter, now: () => number = Date.now) {
+  constructor(limit: number, count?: FailureCounter, now: () => number = monotonicMs) {
     this.limit = limit;
     this.#now = now;
     this.#count = count ?? memoryCounter(now);

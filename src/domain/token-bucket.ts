@@ -3,6 +3,7 @@
  * this process only; with N processes behind a balancer a client gets up to N times the rate
  * (docs/auth.md). Idle buckets are dropped once full again, so memory follows active callers.
  */
+import { monotonicMs } from "./clock.ts";
 export interface TakeResult {
   allowed: boolean;
   /** Tokens left after this request. */
@@ -46,7 +47,7 @@ export class TokenBucketLimiter implements RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
   readonly #now: () => number;
 
-  constructor(burst: number, perSecond: number, now: () => number = Date.now) {
+  constructor(burst: number, perSecond: number, now: () => number = monotonicMs) {
     this.burst = burst;
     this.perSecond = perSecond;
     this.#now = now;

@@ -12,6 +12,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
+import { monotonicMs } from "../domain/clock.ts";
 import { camelCase } from "../domain/notification.ts";
 import type { Answer, Herald, Notification, NotifyInput } from "../sdk/index.ts";
 import { answerFields, HeraldError } from "../sdk/index.ts";
@@ -116,14 +117,14 @@ export function createHeraldMcpServer(herald: Herald): McpServer {
       const token = extra._meta?.progressToken;
       const timeoutMs = (args.timeout_seconds ?? 600) * 1000;
       const input = publishInput(args);
-      const started = Date.now();
+      const started = monotonicMs();
       const progress = (message: string) => {
         if (token === undefined) return;
         void extra.sendNotification({
           method: "notifications/progress",
           params: {
             progressToken: token,
-            progress: (Date.now() - started) / 1000, // seconds waited: rising with each
+            progress: (monotonicMs() - started) / 1000, // seconds waited: rising with each
             total: timeoutMs / 1000,
             message,
           },

@@ -8,6 +8,8 @@
  * second signal within a second is the same request again (a terminal's Ctrl-C and npm's echo
  * of it); a later one exits at once (the exit still asks a PostgreSQL it started to stop).
  */
+
+import { monotonicMs } from "../domain/clock.ts";
 import { type EndingSignal, endingSignals, signalExitCode } from "../ending-signals.ts";
 
 type Undo = () => void | Promise<void>;
@@ -39,10 +41,10 @@ function listen(): void {
 async function interrupt(signal: EndingSignal): Promise<void> {
   const code = signalExitCode(signal);
   if (interruptedAt !== undefined) {
-    if (Date.now() - interruptedAt >= 1_000) process.exit(code);
+    if (monotonicMs() - interruptedAt >= 1_000) process.exit(code);
     return;
   }
-  interruptedAt = Date.now();
+  interruptedAt = monotonicMs();
   process.stderr.write(`interrupted by ${signal}: stopping what this command started\n`);
   for (const undo of undos.splice(0).reverse()) {
     try {

@@ -12,6 +12,7 @@
  */
 import type { Notification } from "../../gen/herald/v1/notification_pb.ts";
 import type { WaitForResponseResponse } from "../../gen/herald/v1/notify_service_pb.ts";
+import { monotonicMs } from "../domain/clock.ts";
 import { HeraldError } from "./errors.ts";
 import { retryDelayMs, sleep, transient } from "./retry.ts";
 import type { NotifyInput, NotifyOptions } from "./types.ts";
@@ -71,7 +72,7 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
   const timeoutMs = Math.min(options.timeoutMs ?? defaultTimeoutMs, 24 * 3_600_000);
   const ttlSeconds =
     input.ttlSeconds ?? Math.min(86_400, Math.max(30, Math.ceil(timeoutMs / 1000)));
-  const started = Date.now();
+  const started = monotonicMs();
   // Stopped before it is sent, nothing is. Once sent, the publish is not cut short: aborted in
   // flight it may be committed all the same, and then nobody could withdraw it. Stopped while it
   // was on its way, it is withdrawn as soon as its id is known.
@@ -99,7 +100,7 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
     throw signal.reason;
   }
   for (let failed = 0; ; ) {
-    const left = timeoutMs - (Date.now() - started);
+    const left = timeoutMs - (monotonicMs() - started);
     if (left <= 0) return withdraw();
     // After a failed wait, a short one first: back at once is then known (onProgress) at once.
     const poll = failed ? 1 : Math.min(maxPollSeconds, options.pollSeconds ?? maxPollSeconds);
@@ -122,7 +123,7 @@ export async function ask(calls: AskCalls, input: AskInput, options: AskOptions 
     }
     latest = res.notification ?? latest;
     if (res.outcome !== "waiting") return answerOf(res.outcome as Answer["outcome"], latest);
-    options.onProgress?.(latest, Date.now() - started);
+    options.onProgress?.(latest, monotonicMs() - started);
   }
 }
 

@@ -20,6 +20,7 @@ import {
   createContextValues,
   type HandlerContext,
 } from "@connectrpc/connect";
+import { monotonicMs } from "../domain/clock.ts";
 import { CallHeaders } from "./call-headers.ts";
 
 export interface UnaryContext extends HandlerContext {
@@ -97,7 +98,7 @@ class CallContext implements UnaryContext {
 
   constructor(init: UnaryContextInit) {
     this.#init = init;
-    this.#deadline = init.timeoutMs === undefined ? undefined : Date.now() + init.timeoutMs;
+    this.#deadline = init.timeoutMs === undefined ? undefined : monotonicMs() + init.timeoutMs;
     this.service = init.service;
     this.method = init.method;
     this.protocolName = init.protocolName;
@@ -137,7 +138,7 @@ class CallContext implements UnaryContext {
   }
 
   timeoutMs(): number | undefined {
-    return this.#deadline === undefined ? undefined : this.#deadline - Date.now();
+    return this.#deadline === undefined ? undefined : this.#deadline - monotonicMs();
   }
 
   abort(reason?: unknown): void {

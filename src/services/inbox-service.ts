@@ -23,6 +23,7 @@ import type {
 import type { StreamHub } from "../delivery/streams/hub.ts";
 import { Backlog, filterOf, StreamInbox } from "../delivery/streams/inbox.ts";
 import { waitForNews } from "../delivery/streams/wait-for-news.ts";
+import { monotonicMs } from "../domain/clock.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { type QuietHours, silenced } from "../domain/quiet-hours.ts";
@@ -105,10 +106,10 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // The fan-out may have committed between the two reads: ask once more.
       if (row && (await deliveries.isFor(deviceId, id))) return deviceId;
     } else if ((await projects.get(accountId, row.project_id)) !== null) {
-      const until = Date.now() + fanOutWaitMs;
-      while (Date.now() < until && !ctx.signal.aborted) {
+      const until = monotonicMs() + fanOutWaitMs;
+      while (monotonicMs() < until && !ctx.signal.aborted) {
         // Watching before reading, so that news arriving in between is not missed.
-        const news = waitForNews(Math.min(1000, until - Date.now()), ctx.signal);
+        const news = waitForNews(Math.min(1000, until - monotonicMs()), ctx.signal);
         const unwatch = hub.fannedOut.watch(id, news.wake);
         const found = await deliveries.isFor(deviceId, id);
         const timedOut = found ? false : await news.timedOut;

@@ -18,6 +18,7 @@ import type {
 } from "../../gen/herald/v1/notify_service_pb.ts";
 import type { DeliveryQueue, NotificationRepository, OpenCall } from "../db/index.ts";
 import { answerDeadline, answerViolation } from "../domain/actions.ts";
+import { monotonicMs } from "../domain/clock.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { heraldError } from "../errors.ts";
 import { notificationToProto } from "./mappers.ts";
@@ -76,7 +77,7 @@ async function waitFor(
   deps: Parameters<typeof createWaitForResponse>[0],
   call: OpenCall,
 ): Promise<MessageInitShape<typeof WaitForResponseResponseSchema>> {
-  const end = Date.now() + (req.timeoutSeconds || defaultTimeoutSeconds) * 1000;
+  const end = monotonicMs() + (req.timeoutSeconds || defaultTimeoutSeconds) * 1000;
   for (;;) {
     call.touch();
     const n = await deps.withDeliveries(projectId, req.id);
@@ -89,7 +90,7 @@ async function waitFor(
     const now = new Date();
     const outcome = outcomeOf(n, now);
     if (outcome) return { outcome, notification: n };
-    const left = Math.min(end, deadlineOf(n).getTime() + 10) - now.getTime();
+    const left = Math.min(end - monotonicMs(), deadlineOf(n).getTime() + 10 - now.getTime());
     if (left <= 0 || ctx.signal.aborted) return { outcome: "waiting", notification: n };
     await deps.awaitNews(req.id, Math.min(left, rereadMs), ctx.signal);
   }

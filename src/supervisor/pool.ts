@@ -19,6 +19,7 @@
  */
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
+import { monotonicMs } from "../domain/clock.ts";
 import { restartDelayMs } from "../domain/restart-backoff.ts";
 import { shareOneSocket } from "./port.ts";
 
@@ -100,7 +101,7 @@ export class ProcessPool {
     cluster.on("message", (w, msg: ServingMessage) => {
       if (msg?.herald === "start-failed") this.#slotOf(w).startFailure = msg.reason;
       else if (msg?.herald === "serving") this.#listening(w);
-      else if (msg?.herald === "alive") this.#slotOf(w).heardAt = Date.now();
+      else if (msg?.herald === "alive") this.#slotOf(w).heardAt = monotonicMs();
     });
     cluster.on("exit", (w, code, signal) => this.#exited(w, code, signal));
     if (opts.watchdogMs > 0) this.#watch(opts.watchdogMs);
@@ -108,9 +109,9 @@ export class ProcessPool {
 
   #watch(watchdogMs: number): void {
     const every = heartbeatMs(watchdogMs);
-    let checked = Date.now();
+    let checked = monotonicMs();
     setInterval(() => {
-      const now = Date.now();
+      const now = monotonicMs();
       const late = now - checked > 2 * every + 1_000;
       checked = now;
       for (const slot of this.#slots) {
@@ -163,7 +164,7 @@ export class ProcessPool {
 
   #listening(w: Worker): void {
     const slot = this.#slotOf(w);
-    slot.servingSince = Date.now();
+    slot.servingSince = monotonicMs();
     slot.heardAt = slot.servingSince;
     this.#failures = { reason: "", count: 0 };
     if (!this.#announced && this.#slots.every((s) => s.servingSince !== undefined)) {
@@ -186,7 +187,7 @@ export class ProcessPool {
       return;
     }
     const young =
-      slot.servingSince === undefined || Date.now() - slot.servingSince < this.#o.youngMs;
+      slot.servingSince === undefined || monotonicMs() - slot.servingSince < this.#o.youngMs;
     slot.youngDeaths = young ? slot.youngDeaths + 1 : 0;
     if (!signal && slot.startFailure !== undefined && slot.servingSince === undefined) {
       const reason = slot.startFailure;

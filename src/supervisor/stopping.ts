@@ -13,6 +13,7 @@
  */
 import type { Worker } from "node:cluster";
 import type { Logger } from "pino";
+import { monotonicMs } from "../domain/clock.ts";
 import { endingSignals } from "../ending-signals.ts";
 import { complain, say } from "../observability/logger.ts";
 
@@ -61,13 +62,13 @@ export class Stopping {
   /** Starts stopping (once); a later call shortens the drain. Exits the process when done. */
   stop(why: string, code = 0): Promise<void> {
     if (this.#started !== undefined) {
-      if (Date.now() - this.#started >= echoMs && this.#hurry) {
+      if (monotonicMs() - this.#started >= echoMs && this.#hurry) {
         this.#o.log.warn({ why }, "asked again: ending the serving processes now");
         this.#hurry();
       }
       return this.#done as Promise<void>;
     }
-    this.#started = Date.now();
+    this.#started = monotonicMs();
     this.#done = this.#run(why, code);
     return this.#done;
   }

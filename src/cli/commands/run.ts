@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { basename } from "node:path";
+import { monotonicMs } from "../../domain/clock.ts";
 import { signalExitCode } from "../../ending-signals.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
@@ -80,9 +81,9 @@ export const run: Command = {
     const tail = values.tail === undefined ? 10 : Number(values.tail);
     if (!Number.isInteger(tail) || tail < 0)
       throw new CliError("--tail must be a whole number", exit.usage);
-    const started = Date.now();
+    const started = monotonicMs();
     const { code, endedBy, output } = await runCommand(ctx, cmd, args);
-    const seconds = (Date.now() - started) / 1000;
+    const seconds = (monotonicMs() - started) / 1000;
     // Redacted before it is cut: a cut could leave half a secret that no pattern recognises.
     const command = redactSecrets([basename(cmd), ...args].join(" "));
     const ok = code === 0;

@@ -9,6 +9,8 @@
  * the server closes; a crashed process's chunk is lost for that month (at most a sixteenth of
  * what was left when it was taken).
  */
+
+import { monotonicMs } from "../../domain/clock.ts";
 import { monthOf } from "../../domain/month.ts";
 import type { Orm } from "../orm.ts";
 import { monthCount, monthCountParams } from "../repositories/usage.ts";
@@ -64,10 +66,10 @@ export class QuotaLedger {
       const lease = this.#lease(accountId, month);
       if (lease.tokens >= 1) {
         lease.tokens -= 1;
-        lease.usedMs = Date.now();
+        lease.usedMs = monotonicMs();
         return true;
       }
-      if (lease.exhaustedAt && Date.now() - lease.exhaustedAt < exhaustedMs) return false;
+      if (lease.exhaustedAt && monotonicMs() - lease.exhaustedAt < exhaustedMs) return false;
       // Publishes arriving together share one lease statement.
       let pending = this.#pending.get(accountId);
       if (!pending) {
@@ -94,7 +96,7 @@ export class QuotaLedger {
   #lease(accountId: string, month: string): Lease {
     let lease = this.#leases.get(accountId);
     if (lease?.month !== month) {
-      lease = { month, tokens: 0, usedMs: Date.now(), exhaustedAt: 0 };
+      lease = { month, tokens: 0, usedMs: monotonicMs(), exhaustedAt: 0 };
       this.#leases.set(accountId, lease);
     }
     return lease;
@@ -114,12 +116,12 @@ export class QuotaLedger {
     const granted = Number(rows[0]?.granted ?? 0);
     const lease = this.#lease(accountId, month);
     lease.tokens += granted;
-    lease.exhaustedAt = granted === 0 ? Date.now() : 0;
+    lease.exhaustedAt = granted === 0 ? monotonicMs() : 0;
     return granted;
   }
 
   async #giveBackIdle(olderThanMs: number): Promise<void> {
-    const now = Date.now();
+    const now = monotonicMs();
     for (const [accountId, lease] of this.#leases) {
       if (now - lease.usedMs < olderThanMs || this.#pending.has(accountId)) continue;
       this.#leases.delete(accountId);

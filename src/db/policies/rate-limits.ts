@@ -6,19 +6,24 @@
  * round trip only when its process's lease is spent: one in every `lease` requests of a key.
  * Tokens a process leased but did not spend within a second go back to the bucket.
  */
+
+import { monotonicMs } from "../../domain/clock.ts";
 import type { FailureCounter } from "../../domain/failed-auth.ts";
 import type { Buckets } from "../../domain/login-limiter.ts";
 import { type RateLimiter, type TakeResult, takeResult } from "../../domain/token-bucket.ts";
 import type { Orm } from "../orm.ts";
 
-/* Refills the bucket for the time passed, then grants up to $want whole tokens of it. */
+/*
+ * Refills the bucket for the time passed, then grants up to $want whole tokens of it. A clock
+ * stepped back counts as no time passed (not as a debt of an hour's tokens).
+ */
 const leaseStatement = `
   insert into rate_bucket as b (key, tokens, granted, updated_at)
   values (?, ?::float8 - least(?::int, ?::float8), least(?::int, ?::float8)::int, now())
   on conflict (key) do update set
-    granted = least(?::int, floor(least(?::float8, b.tokens + extract(epoch from now() - b.updated_at) * ?::float8)))::int,
-    tokens = least(?::float8, b.tokens + extract(epoch from now() - b.updated_at) * ?::float8)
-             - least(?::int, floor(least(?::float8, b.tokens + extract(epoch from now() - b.updated_at) * ?::float8))),
+    granted = least(?::int, floor(least(?::float8, b.tokens + greatest(0, extract(epoch from now() - b.updated_at)) * ?::float8)))::int,
+    tokens = least(?::float8, b.tokens + greatest(0, extract(epoch from now() - b.updated_at)) * ?::float8)
+             - least(?::int, floor(least(?::float8, b.tokens + greatest(0, extract(epoch from now() - b.updated_at)) * ?::float8))),
     updated_at = now()
   returning granted, tokens`;
 
@@ -26,7 +31,7 @@ const giveBackStatement = `
   update rate_bucket set tokens = least(?::float8, tokens + ?::float8) where key = ?`;
 
 const peekStatement = `
-  select least(?::float8, tokens + extract(epoch from now() - updated_at) * ?::float8) as tokens
+  select least(?::float8, tokens + greatest(0, extract(epoch from now() - updated_at)) * ?::float8) as tokens
     from rate_bucket where key = ?`;
 
 /**
@@ -157,7 +162,7 @@ export class SharedRateLimiter implements RateLimiter {
     const held: Lease = {
       tokens: (this.#leases.get(key)?.tokens ?? 0) + got.granted,
       shared: got.tokens,
-      takenMs: Date.now(),
+      takenMs: monotonicMs(),
       lastGranted: got.granted,
     };
     this.#leases.set(key, held);
@@ -166,7 +171,7 @@ export class SharedRateLimiter implements RateLimiter {
 
   /** Unspent tokens leased over a second ago go back, so other processes can have them. */
   async #giveBackStale(olderThanMs = 1000): Promise<void> {
-    const now = Date.now();
+    const now = monotonicMs();
     for (const [key, lease] of this.#leases) {
       if (now - lease.takenMs < olderThanMs || this.#pending.has(key)) continue;
       this.#leases.delete(key);
@@ -179,12 +184,17 @@ export class SharedRateLimiter implements RateLimiter {
   }
 }
 
-/* One row per address: a failure count in a window of a minute from its first failure. */
+/*
+ * One row per address: a failure count in a window of a minute from its first failure. A window
+ * that starts after now (the clock was stepped back) has ended too.
+ */
 const failureStatement = `
   insert into rate_bucket as b (key, tokens, granted, updated_at) values (?, 0, 1, now())
   on conflict (key) do update set
-    granted = case when b.updated_at <= now() - interval '1 minute' then 1 else b.granted + 1 end,
-    updated_at = case when b.updated_at <= now() - interval '1 minute' then now() else b.updated_at end
+    granted = case when b.updated_at <= now() - interval '1 minute' or b.updated_at > now()
+                   then 1 else b.granted + 1 end,
+    updated_at = case when b.updated_at <= now() - interval '1 minute' or b.updated_at > now()
+                      then now() else b.updated_at end
   returning granted, extract(epoch from b.updated_at + interval '1 minute' - now()) * 1000 as reset_ms`;
 
 /** The failed-authentication count shared by every process (domain/failed-auth.ts). */

@@ -6,6 +6,8 @@
  * process without any cross-process messaging. `last_used_at` is written at most once a minute
  * per credential, off the request path.
  */
+
+import { monotonicMs } from "../../domain/clock.ts";
 import {
   type CredentialKind,
   digestCredentialText,
@@ -47,7 +49,7 @@ export class CredentialVerifier {
   /** The principal for a well-formed secret of the given kind, or undefined if unknown/revoked. */
   async verify(kind: CredentialKind, secret: string): Promise<Principal | undefined> {
     const cacheKey = digestCredentialText(secret);
-    const now = Date.now();
+    const now = monotonicMs();
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expiresMs > now) return cached.principal;
     // Requests that arrive together with one credential (a busy key, just after its cache entry

@@ -70,7 +70,7 @@ export class DeviceLoginRepository {
       const last = login.lastPolledAt?.getTime();
       login.lastPolledAt = new Date(now);
       if (login.status === "pending") {
-        if (last !== undefined && now - last < login.intervalSeconds * 1000) {
+        if (last !== undefined && now >= last && now - last < login.intervalSeconds * 1000) {
           login.intervalSeconds += 5; // RFC 8628 §3.5
           return { status: "slow_down", interval: login.intervalSeconds };
         }

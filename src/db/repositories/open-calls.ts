@@ -5,6 +5,8 @@
  * only while its process beats (`serving_process`, every 2 s, alive 5 s): one whose process
  * died stops counting within 5 s; one whose process hangs, at `aliveMs`.
  */
+
+import { monotonicMs } from "../../domain/clock.ts";
 import { uuidv7 } from "../../domain/ids.ts";
 import type { LimitName } from "../../domain/limits.ts";
 import type { Orm } from "../orm.ts";
@@ -29,7 +31,7 @@ export class OpenCallRepository {
   /** This process, as its calls' rows name it. */
   readonly #processId = uuidv7();
   #beating: NodeJS.Timeout | undefined;
-  #lastBeat = 0;
+  #lastBeat = Number.NEGATIVE_INFINITY;
 
   constructor(orm: Orm, aliveMs = 90_000) {
     this.#orm = orm;
@@ -38,10 +40,10 @@ export class OpenCallRepository {
 
   /** Says this process is alive (at most every second), and keeps saying so every 2 s. */
   async #beat(): Promise<void> {
-    if (Date.now() - this.#lastBeat < 1_000) return;
-    this.#lastBeat = Date.now();
+    if (monotonicMs() - this.#lastBeat < 1_000) return;
+    this.#lastBeat = monotonicMs();
     this.#beating ??= setInterval(() => {
-      this.#lastBeat = 0;
+      this.#lastBeat = Number.NEGATIVE_INFINITY;
       void this.#beat().catch(() => {}); // a missed beat only lets this process's calls lapse
     }, 2_000).unref();
     await this.#orm.em.getConnection().execute(
@@ -107,11 +109,11 @@ export class OpenCallRepository {
 
   #handle(id: string): OpenCall {
     const db = () => this.#orm.em.getConnection();
-    let renewed = Date.now();
+    let renewed = monotonicMs();
     return {
       touch: () => {
-        if (Date.now() - renewed < this.#aliveMs / 2) return;
-        renewed = Date.now();
+        if (monotonicMs() - renewed < this.#aliveMs / 2) return;
+        renewed = monotonicMs();
         db()
           .execute(
             "update open_call set alive_until = now() + make_interval(secs => ?) where id = ?",

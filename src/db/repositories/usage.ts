@@ -4,6 +4,8 @@
  * are time-ordered UUIDv7, so "this month" is an id range); counts are cached per account for a
  * few seconds and advanced locally on each publish.
  */
+
+import { monotonicMs } from "../../domain/clock.ts";
 import { monthOf, uuidv7Floor } from "../../domain/month.ts";
 import type { Orm } from "../orm.ts";
 
@@ -62,7 +64,7 @@ export class UsageRepository {
     if (!loading) {
       loading = this.#count(accountId, monthStart)
         .then((used) => {
-          const entry = { used, monthStart, fetchedMs: Date.now() };
+          const entry = { used, monthStart, fetchedMs: monotonicMs() };
           this.#cache.set(accountId, entry);
           return entry;
         })
@@ -84,7 +86,7 @@ export class UsageRepository {
         // Both are lower bounds of the truth: the count as of its snapshot, and the earlier
         // count plus this process's publishes since. The larger is the better one.
         entry.used = Math.max(entry.used, n);
-        entry.fetchedMs = Date.now();
+        entry.fetchedMs = monotonicMs();
       })
       // The estimate stays and the next publish tries again; a database that fails here fails
       // the publish itself too, which reports it.

@@ -93,6 +93,6 @@ export class JobClock {
   }
 
   #isDue(job: { name: JobName; everyMs: number }, now: number): boolean {
-    return now - (this.#last.get(job.name) ?? 0) >= job.everyMs;
+    return now - (this.#last.get(job.name) ?? Number.NEGATIVE_INFINITY) >= job.everyMs;
   }
 }

@@ -77,7 +77,9 @@ export function vapidAuthorization(vapid: VapidKeys): (endpoint: string) => stri
     const aud = new URL(endpoint).origin;
     const now = Date.now();
     const hit = cache.get(aud);
-    if (hit && now - hit.signedMs < reuseMs) return hit.header;
+    // Wall time: `exp` is. A clock stepped back makes the age negative: sign afresh, or `exp`
+    // could be past what push services accept (24 hours from now).
+    if (hit && now >= hit.signedMs && now - hit.signedMs < reuseMs) return hit.header;
     const exp = Math.floor(now / 1000) + lifetimeSeconds;
     const claims = Buffer.from(JSON.stringify({ aud, exp, sub: vapid.subject })).toString(
       "base64url",
