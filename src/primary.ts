@@ -90,6 +90,12 @@ function embeddedNews(log: ReturnType<typeof createLogger>) {
     } else if (event === "exited") {
       log.error({ how: detail }, `the embedded PostgreSQL exited (${detail}); starting it again`);
     } else if (event === "back") log.info("the embedded PostgreSQL is running again");
+    else if (event === "log-lost")
+      log.warn(
+        { reason: detail },
+        `the embedded PostgreSQL's log cannot be written (${detail}); its lines are dropped until it can`,
+      );
+    else if (event === "log-back") log.info("the embedded PostgreSQL's log is written again");
     else
       log.warn(
         { reason: detail },

@@ -17,12 +17,18 @@ const socketCodes = new Set([
 ]);
 
 /**
- * SQLSTATEs of a server going away or not taking connections: class 08 (connection
- * exception), 57P01-57P03 (admin or crash shutdown, cannot connect now) and 53300 (too many
- * connections).
+ * SQLSTATEs of a server going away, not taking connections, or out of something it needs: class
+ * 08 (connection exception), 57P01-57P03 (admin or crash shutdown, cannot connect now), class 53
+ * (insufficient resources: a full disk, out of memory, too many connections), 58030 (an I/O
+ * error) and 25006 (a read-only transaction: a standby, during a failover). Before, a full
+ * disk answered 500 `internal` to every publish (by hand: the data directory on a full tmpfs).
  */
 function unavailableState(code: string): boolean {
-  return code.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(code);
+  return (
+    code.startsWith("08") ||
+    code.startsWith("53") ||
+    ["57P01", "57P02", "57P03", "58030", "25006"].includes(code)
+  );
 }
 
 /** What node-postgres says when a connection ends under it, or cannot be had in time. */

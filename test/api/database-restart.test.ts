@@ -89,4 +89,41 @@ describe("a database restart", () => {
     const failed = /tick failed|round failed|job failed|reconnect failed|connection lost/;
     expect(logLines().filter((m) => failed.test(m))).toEqual([]);
   });
+
+  it("answers 503 while the database refuses writes (a standby in a failover; a full disk), then recovers", async () => {
+    // Every new session read-only, as on a standby; the server's sessions end, so its pool
+    // reconnects to one. (A full disk's 53100 is of the same kind; by hand, it answered 500.)
+    const name = new URL(server.databaseUrl).pathname.slice(1);
+    const sessions = `select pg_terminate_backend(pid) from pg_stat_activity
+                        where datname = '${name}' and pid <> pg_backend_pid()`;
+    await sql(
+      server.databaseUrl,
+      `alter database "${name}" set default_transaction_read_only = on`,
+    );
+    await sql(server.databaseUrl, sessions);
+    const refusedWrite = () =>
+      log.entries().some((e) => String(e.reason).includes("read-only transaction"));
+    let res = await notify(server, { title: "read-only" });
+    for (let i = 0; i < 50 && !refusedWrite(); i++)
+      res = await notify(server, { title: "read-only" });
+    expect(refusedWrite()).toBe(true);
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(res.json).toMatchObject({ code: "unavailable" });
+    // Said with its reason, not its stack, and never as an internal error.
+    expect(log.entries().filter((e) => e.msg === "rpc failed")).toEqual([]);
+    expect(log.entries().filter((e) => e.msg === "database unavailable" && e.err)).toEqual([]);
+
+    // From another database: this one's sessions can no longer alter anything.
+    const admin = new URL(server.databaseUrl);
+    admin.pathname = "/postgres";
+    await sql(admin.toString(), `alter database "${name}" reset default_transaction_read_only`);
+    await sql(admin.toString(), sessions);
+    let again = await notify(server, { title: "writable" });
+    for (let i = 0; i < 50 && again.status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      again = await notify(server, { title: "writable" });
+    }
+    expect(again.status).toBe(202);
+  });
 });

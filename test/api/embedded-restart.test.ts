@@ -2,8 +2,9 @@
  * The embedded PostgreSQL killed under a running Herald (the OOM killer, a `kill -9`): the
  * supervisor starts it again on the same port, the serving processes reconnect, and what was
  * committed before is there. Before, every call answered 503 until a person restarted Herald.
+ * Its log file on a full disk: lines are dropped, said once. Before, the first line ended Herald.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { spawnHerald, waitForKey } from "../helpers/process.ts";
@@ -53,5 +54,27 @@ describe("the embedded PostgreSQL, killed while Herald runs", () => {
     expect(await proc.exited).toBe(0);
     expect(alive(restarted)).toBe(false);
     expect(existsSync(pidFile)).toBe(false);
+  }, 90_000);
+});
+
+describe("the embedded PostgreSQL's log on a full disk", () => {
+  it("drops its lines, says so once, and Herald serves on", async () => {
+    const dataDir = tempDir("herald-pg-log-full-");
+    // Every write to /dev/full fails with ENOSPC, as on a full disk.
+    symlinkSync("/dev/full", join(dataDir, "postgres.log"));
+    const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir, HERALD_PROCESSES: "1" });
+    const key = await waitForKey(proc);
+    const res = await fetch(`${proc.url}/v1/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: JSON.stringify({ title: "logged nowhere" }),
+    });
+    expect(res.status).toBe(202);
+    const said = proc.stdout().split("the embedded PostgreSQL's log cannot be written");
+    expect(said).toHaveLength(2);
+    expect(said[1]).toMatch(/^ \(ENOSPC/);
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    expect(proc.stdout()).toContain("Herald stopped.");
   }, 90_000);
 });

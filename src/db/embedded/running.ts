@@ -14,8 +14,11 @@ import pg from "pg";
 
 const maxBackoffMs = 30_000;
 
-/** Exited unasked (started again), back, a start again failed, or shut down by someone else. */
-export type EmbeddedEvent = "exited" | "back" | "failed" | "stopped";
+/**
+ * Exited unasked (started again), back, a start again failed, or shut down by someone else; its
+ * log file cannot be written (lines dropped), or can again.
+ */
+export type EmbeddedEvent = "exited" | "back" | "failed" | "stopped" | "log-lost" | "log-back";
 
 export interface KeptPostgresOptions {
   /** Starts one postmaster (same flags and port each time). */

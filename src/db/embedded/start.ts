@@ -1,22 +1,25 @@
 /** Starting the embedded PostgreSQL that `npm start` runs when no DATABASE_URL is given. */
-import { createWriteStream, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../../config.ts";
+import { appendingLog } from "./log-file.ts";
 import { type EmbeddedDatabase, type EmbeddedOptions, startEmbeddedPostgres } from "./server.ts";
 
 /**
  * The embedded PostgreSQL in the data directory, its log beside it; `say` hears when it exited
- * unasked and was started again.
+ * unasked and was started again, and when its log could not be written (log-file.ts).
  */
 export async function startEmbedded(
   config: Config,
   say?: EmbeddedOptions["say"],
 ): Promise<EmbeddedDatabase> {
   mkdirSync(config.dataDir, { recursive: true });
-  const pgLog = createWriteStream(join(config.dataDir, "postgres.log"), { flags: "a" });
+  const log = appendingLog(join(config.dataDir, "postgres.log"), (reason) =>
+    reason === undefined ? say?.("log-back", "") : say?.("log-lost", reason),
+  );
   const embedded = await startEmbeddedPostgres({
     dir: config.dataDir,
-    log: (l) => pgLog.write(l),
+    log,
     ...(say ? { say } : {}),
   });
   if (!embedded.clusterDir.startsWith(config.dataDir)) {

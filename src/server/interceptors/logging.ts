@@ -62,7 +62,9 @@ export function createLoggingInterceptor(log: FastifyBaseLogger, metrics: Metric
       // A database that is down (restarting, failing over) is no bug in the request: the call
       // is answered `unavailable` with a Retry-After, which clients retry.
       if (isDatabaseUnavailable(err)) {
-        log.warn({ ...count("unavailable"), code: "unavailable", err }, "database unavailable");
+        // Its reason, not its stack: an outage fails every call alike.
+        const reason = err instanceof Error ? err.message : String(err);
+        log.warn({ ...count("unavailable"), code: "unavailable", reason }, "database unavailable");
         throw heraldError("unavailable", "the database is unavailable; retry shortly", {
           retryAfterSeconds: 1,
           metadata: { "request-id": requestId, "retry-after": "1" },
