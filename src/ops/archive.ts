@@ -36,8 +36,12 @@ function header(name: string, size: number): Buffer {
 export async function writeArchive(file: string, entries: [string, string][]): Promise<void> {
   const gzip = createGzip();
   const done = pipeline(gzip, createWriteStream(file, { mode: 0o600 }));
+  // A write that fails (a full disk) ends the pipeline at once, while entries are still being
+  // read: each wait races it, so the failure ends this call, and the end awaits it. Before, its
+  // rejection went unheard and ended the process with a stack.
+  done.catch(() => {});
   const write = async (chunk: Buffer) => {
-    if (!gzip.write(chunk)) await once(gzip, "drain");
+    if (!gzip.write(chunk)) await Promise.race([once(gzip, "drain"), done]);
   };
   for (const [name, path] of entries) {
     const size = statSync(path).size;

@@ -40,7 +40,7 @@ try {
     keys,
   };
   writeFileSync(join(work, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  await writeArchive(`${file}.partial`, [
+  const writing = writeArchive(`${file}.partial`, [
     ["manifest.json", join(work, "manifest.json")],
     ...keys.map((k): [string, string] => [`keys/${k}`, join(config.dataDir, k)]),
     ...dump.tables.map((t): [string, string] => [
@@ -48,6 +48,9 @@ try {
       join(work, `${t.name}.copy`),
     ]),
   ]);
+  await writing.catch((err: Error) => {
+    throw new Error(`writing ${file}: ${err.message}`);
+  });
   renameSync(`${file}.partial`, file);
   const missing = keyFiles.filter((k) => !keys.includes(k));
   process.stdout.write(

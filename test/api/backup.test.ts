@@ -5,7 +5,17 @@
  * still opens (the key files came back) and whose pushes carry the same VAPID key.
  */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -144,5 +154,31 @@ describe("npm run backup and restore", () => {
     expect(pushes()[1]?.vapid.k).toBe(pushes()[0]?.vapid.k);
     b.child.kill("SIGTERM");
     expect(await b.exited).toBe(0);
+  }, 120_000);
+
+  it("onto a full disk: fails, says where and why, and leaves nothing behind", async () => {
+    const dir = join(work, "full");
+    const a = await spawnHerald({ ...env, HERALD_DATA_DIR: dir });
+    await waitForKey(a);
+    a.child.kill("SIGTERM");
+    expect(await a.exited).toBe(0);
+    const target = join(work, "full-target");
+    mkdirSync(target);
+    const archive = join(target, "herald.tar.gz");
+    // The archive is written as FILE.partial: there, every write fails with ENOSPC.
+    symlinkSync("/dev/full", `${archive}.partial`);
+    const scratch = join(work, "full-tmp");
+    mkdirSync(scratch);
+    const backup = spawnSync(process.execPath, [runScript, "ops/backup", archive], {
+      env: { ...process.env, ...env, DATABASE_URL: "", HERALD_DATA_DIR: dir, TMPDIR: scratch },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(backup.status, backup.stderr).toBe(1);
+    expect(backup.stderr).toContain(`backup failed: writing ${archive}: ENOSPC`);
+    expect(backup.stderr).not.toMatch(/\n\s+at /); // no stack
+    expect(readdirSync(target)).toEqual([]);
+    expect(readdirSync(scratch)).toEqual([]);
+    expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
   }, 120_000);
 });
