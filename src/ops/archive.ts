@@ -59,7 +59,10 @@ export async function extractArchive(file: string, dir: string): Promise<string[
   const names: string[] = [];
   let pending = Buffer.alloc(0);
   let current: { out: ReturnType<typeof createWriteStream>; left: number; pad: number } | undefined;
+  // A file that cannot be written (a full disk) ends the extraction with why, never unheard.
+  let failure: Error | undefined;
   for await (const chunk of createReadStream(file).pipe(createGunzip())) {
+    if (failure) throw failure;
     pending = Buffer.concat([pending, chunk as Buffer]);
     for (;;) {
       if (current) {
@@ -74,6 +77,7 @@ export async function extractArchive(file: string, dir: string): Promise<string[
         pending = pending.subarray(current.pad);
         current.out.end();
         await once(current.out, "close");
+        if (failure) throw failure;
         current = undefined;
       }
       if (pending.length < block) break;
@@ -87,6 +91,9 @@ export async function extractArchive(file: string, dir: string): Promise<string[
       mkdirSync(dirname(join(dir, safe)), { recursive: true });
       names.push(safe);
       const out = createWriteStream(join(dir, safe), { mode: 0o600 });
+      out.on("error", (err) => {
+        failure ??= err;
+      });
       current = { out, left: size, pad: (block - (size % block)) % block };
     }
   }

@@ -14,7 +14,7 @@ import { writeArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
 import { interrupted, onInterrupt } from "./interrupt.ts";
 import { backupFormat, keyFiles } from "./restore-plan.ts";
-import { scratchDirectory } from "./scratch.ts";
+import { scratchOrExit } from "./scratch.ts";
 
 const target = process.argv[2];
 if (!target) {
@@ -24,7 +24,7 @@ if (!target) {
 const file = resolve(target);
 const config = loadConfig();
 // The tables' copy holds what the archive holds: a failed or interrupted backup leaves neither.
-const scratch = scratchDirectory("herald-backup-");
+const scratch = scratchOrExit("herald-backup-", "backup");
 const work = scratch.path;
 const dropPartial = () => rmSync(`${file}.partial`, { force: true });
 onInterrupt(dropPartial);

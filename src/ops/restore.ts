@@ -13,7 +13,7 @@ import { extractArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
 import { interrupted, onInterrupt } from "./interrupt.ts";
 import { type BackupManifest, refusal } from "./restore-plan.ts";
-import { scratchDirectory } from "./scratch.ts";
+import { scratchOrExit } from "./scratch.ts";
 
 const source = process.argv[2];
 if (!source) {
@@ -21,7 +21,7 @@ if (!source) {
   process.exit(2);
 }
 const config = loadConfig();
-const scratch = scratchDirectory("herald-restore-");
+const scratch = scratchOrExit("herald-restore-", "restore");
 const work = scratch.path;
 // What this restore made (the data directory if it was not there, a cluster it initialised, the
 // key files it copied) goes again if it fails or is interrupted, its database stopped first: a
@@ -33,7 +33,9 @@ const unmake = () => {
 onInterrupt(unmake);
 if (!existsSync(config.dataDir)) made.push(config.dataDir);
 try {
-  await extractArchive(resolve(source), work);
+  await extractArchive(resolve(source), work).catch((err: Error) => {
+    throw new Error(`unpacking the archive into ${work}: ${err.message}`);
+  });
   const manifest = JSON.parse(readFileSync(join(work, "manifest.json"), "utf8")) as BackupManifest;
   const refused = refusal(manifest, config.dataDir);
   if (refused) throw new Error(refused);

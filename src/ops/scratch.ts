@@ -19,6 +19,19 @@ export interface Scratch {
   remove(): void;
 }
 
+/**
+ * The command's scratch directory, or the command ends (exit code 1) saying why: a full TMPDIR
+ * ended it with Node's stack, and left an empty directory behind.
+ */
+export function scratchOrExit(prefix: string, command: string): Scratch {
+  try {
+    return scratchDirectory(prefix);
+  } catch (err) {
+    process.stderr.write(`${command} failed: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
 /** A new scratch directory named `prefix…`, after removing the ones killed commands left. */
 export function scratchDirectory(prefix: string): Scratch {
   for (const name of readdirSync(tmpdir())) {
@@ -28,8 +41,13 @@ export function scratchDirectory(prefix: string): Scratch {
     }
   }
   const path = mkdtempSync(join(tmpdir(), prefix));
-  stampThisProcess(join(path, stampName));
   const drop = () => rmSync(path, { recursive: true, force: true });
+  try {
+    stampThisProcess(join(path, stampName));
+  } catch (err) {
+    drop();
+    throw new Error(`cannot write in ${tmpdir()} (TMPDIR): ${(err as Error).message}`);
+  }
   const forget = onInterrupt(drop);
   return {
     path,

@@ -181,4 +181,21 @@ describe("npm run backup and restore", () => {
     expect(readdirSync(scratch)).toEqual([]);
     expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
   }, 120_000);
+
+  it("without a usable TMPDIR: backup and restore say so, without a stack", () => {
+    for (const command of ["backup", "restore"]) {
+      const run = spawnSync(
+        process.execPath,
+        [runScript, `ops/${command}`, join(work, "never.tar.gz")],
+        {
+          env: { ...process.env, ...env, TMPDIR: join(work, "no-such-dir") },
+          encoding: "utf8",
+          timeout: 60_000,
+        },
+      );
+      expect(run.status, run.stderr).toBe(1);
+      expect(run.stderr).toContain(`${command} failed: ENOENT`);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
 });
