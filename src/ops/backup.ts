@@ -40,15 +40,14 @@ try {
     keys,
   };
   writeFileSync(join(work, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  const writing = writeArchive(`${file}.partial`, [
+  await writeArchive(`${file}.partial`, [
     ["manifest.json", join(work, "manifest.json")],
     ...keys.map((k): [string, string] => [`keys/${k}`, join(config.dataDir, k)]),
     ...dump.tables.map((t): [string, string] => [
       `tables/${t.name}.copy`,
       join(work, `${t.name}.copy`),
     ]),
-  ]);
-  await writing.catch((err: Error) => {
+  ]).catch((err: Error) => {
     throw new Error(`writing ${file}: ${err.message}`);
   });
   renameSync(`${file}.partial`, file);
