@@ -31,9 +31,13 @@ function unavailableState(code: string): boolean {
   );
 }
 
-/** What node-postgres says when a connection ends under it, or cannot be had in time. */
+/**
+ * What node-postgres says when a connection ends under it, cannot be had in time (a pool's wait;
+ * a client's `connectionTimeoutMillis`: "timeout expired"), or (where a client sets
+ * `query_timeout`) a statement got no answer in time.
+ */
 const messages =
-  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/i;
+  /^timeout expired$|Connection terminated|Query read timeout|connection error and is not queryable|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/i;
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; depth++) {

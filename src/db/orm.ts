@@ -18,6 +18,15 @@ import { guardPool } from "./pool-guard.ts";
 import { applyWebhookFunctions } from "./webhooks/payloads.ts";
 
 export type Orm = MikroORM;
+
+/**
+ * The pool's deadline to hand out a connection: waiting for a free one, or opening a new one.
+ * A database that stops answering (a storage stall, a network that drops packets, a process
+ * held) then fails calls `unavailable` (503 with Retry-After) instead of holding them for as
+ * long as it is silent: by hand, with PostgreSQL held by SIGSTOP, a publish and /readyz were
+ * still unanswered after 40 s. Generous for any database that answers at all.
+ */
+const connectionDeadlineMs = 10_000;
 /** The connection that runs raw statements (the pool behind the ORM). */
 export type Db = ReturnType<Orm["em"]["getConnection"]>;
 
@@ -52,7 +61,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
       snapshot: false,
     },
     pool: { min: 0, max: opts.poolSize },
-    driverOptions: { onPoolCreated: guardPool },
+    driverOptions: { onPoolCreated: guardPool, connectionTimeoutMillis: connectionDeadlineMs },
     allowGlobalContext: false,
     ensureDatabase: false,
   });

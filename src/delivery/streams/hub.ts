@@ -9,7 +9,6 @@
  * NOTIFY arrives, those streams only record the delivery as sent. A device's filter is read when
  * it subscribes and whenever any process says it changed (`deviceChanged`), on a second channel.
  */
-import pg from "pg";
 import type { DeliveryQueue } from "../../db/index.ts";
 import { announceChunk, deliveryChannel, feedChannel } from "../../db/index.ts";
 import type { Log } from "../../domain/log.ts";
@@ -17,6 +16,7 @@ import type { NotificationRecord } from "../../domain/notification.ts";
 import { namesProjects, topicAdmits } from "../../domain/topic-filter.ts";
 import { OutageLog } from "../outage-log.ts";
 import { Feeds } from "./feeds.ts";
+import { Listener } from "./listener.ts";
 import { waitForNews } from "./wait-for-news.ts";
 import { Wakers } from "./wakers.ts";
 
@@ -55,7 +55,6 @@ export interface StreamSubscriber {
 }
 
 export class StreamHub {
-  readonly #url: string;
   readonly #queue: DeliveryQueue;
   readonly #log: Log;
   readonly #outage: OutageLog; // a database outage's failures, said once
@@ -63,9 +62,7 @@ export class StreamHub {
   readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
   /** Publishers waiting for an answer, by notification id. */
   readonly #waiters = new Wakers();
-  #client: pg.Client | undefined;
-  #closed = false;
-  #reconnecting = false;
+  readonly #listener: Listener;
   #sweep: NodeJS.Timeout | undefined;
   readonly #ending = new AbortController();
   /** Consoles' live feeds, by project id: woken by the news of the statements that change them. */
@@ -74,64 +71,35 @@ export class StreamHub {
   readonly fannedOut = new Wakers();
 
   constructor(url: string, queue: DeliveryQueue, log: Log) {
-    this.#url = url;
     this.#queue = queue;
     this.#log = log;
     this.#outage = new OutageLog(log, "the stream hub");
-    this.feed = new Feeds((payload) => this.#notify(feedChannel, payload), log);
+    this.#listener = new Listener({
+      url,
+      channels: [deliveryChannel, deviceChannel, inboxChannel, feedChannel],
+      onNotification: (channel, payload) => this.#heard(channel, payload),
+      onBack: () => this.#catchUp(0),
+      outage: this.#outage,
+    });
+    this.feed = new Feeds((payload) => this.#listener.notify(feedChannel, payload), log);
   }
 
   /**
-   * LISTENs, and keeps doing so: a lost connection (a database restart) is reopened with
-   * backoff until it works. NOTIFYs sent meanwhile are lost, so after a reconnect, and every
-   * 30 s as a safety net, connected streams are handed whatever is still pending for them.
+   * LISTENs, and keeps doing so (listener.ts). NOTIFYs sent while it could not are lost, so
+   * when it listens again, and every 30 s as a safety net, connected streams are handed
+   * whatever is still pending for them.
    */
   async start(): Promise<void> {
-    await this.#connect();
     this.#sweep = setInterval(() => void this.#catchUp(5_000), 30_000).unref();
+    await this.#listener.start();
   }
 
-  async #connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#url });
-    client.on("notification", (msg) => {
-      if (msg.channel === deviceChannel) void this.#reload(msg.payload);
-      else if (msg.channel === inboxChannel) void this.#inbox(msg.payload);
-      else if (msg.channel === feedChannel && msg.payload)
-        this.feed.wake(msg.payload === "*" ? "*" : msg.payload.split(","));
-      else void this.#dispatch(msg.payload);
-    });
-    client.on("error", (err) => {
-      this.#outage.failed(err, "stream hub connection lost; reconnecting");
-      if (this.#client === client) this.#client = undefined;
-      client.end().catch(() => {});
-      this.#reconnect();
-    });
-    await client.connect();
-    await client.query(`listen ${deliveryChannel}`);
-    await client.query(`listen ${deviceChannel}`);
-    await client.query(`listen ${inboxChannel}`);
-    await client.query(`listen ${feedChannel}`);
-    this.#client = client;
-  }
-
-  #reconnect(): void {
-    if (this.#closed || this.#reconnecting) return;
-    this.#reconnecting = true;
-    const attempt = (delayMs: number) => {
-      setTimeout(async () => {
-        if (this.#closed) return;
-        try {
-          await this.#connect();
-          this.#reconnecting = false;
-          this.#outage.succeeded();
-          await this.#catchUp(0);
-        } catch (err) {
-          this.#outage.failed(err, "stream hub reconnect failed; trying again");
-          attempt(Math.min(delayMs * 2, 10_000));
-        }
-      }, delayMs).unref();
-    };
-    attempt(1_000);
+  #heard(channel: string, payload: string | undefined): void {
+    if (channel === deviceChannel) void this.#reload(payload);
+    else if (channel === inboxChannel) void this.#inbox(payload);
+    else if (channel === feedChannel && payload)
+      this.feed.wake(payload === "*" ? "*" : payload.split(","));
+    else void this.#dispatch(payload);
   }
 
   /** Hands each connected stream its deliveries still pending for at least `minAgeMs`. */
@@ -144,11 +112,8 @@ export class StreamHub {
    * payload is limited to 8000 bytes, so ids go in chunks that fit (a UUID costs 39 bytes).
    */
   async announce(ids: string[]): Promise<void> {
-    const client = this.#client;
-    if (!client) return;
     for (let i = 0; i < ids.length; i += announceChunk) {
-      const chunk = JSON.stringify(ids.slice(i, i + announceChunk));
-      await client.query("select pg_notify($1, $2)", [deliveryChannel, chunk]);
+      await this.#listener.notify(deliveryChannel, JSON.stringify(ids.slice(i, i + announceChunk)));
     }
   }
 
@@ -216,7 +181,7 @@ export class StreamHub {
 
   /** Tells every process's streams of repeats or a clear. */
   async tellStreams(news: InboxNews): Promise<void> {
-    await this.#notify(inboxChannel, JSON.stringify(news));
+    await this.#listener.notify(inboxChannel, JSON.stringify(news));
   }
 
   /**
@@ -245,7 +210,7 @@ export class StreamHub {
 
   /** Tells every process that a device's filter or sign-in changed. */
   async deviceChanged(deviceId: string): Promise<void> {
-    await this.#notify(deviceChannel, deviceId);
+    await this.#listener.notify(deviceChannel, deviceId);
   }
 
   async #reload(deviceId: string | undefined): Promise<void> {
@@ -285,15 +250,8 @@ export class StreamHub {
     }
   }
 
-  /** NOTIFYs every process (this one included) on `channel`; nothing while reconnecting. */
-  async #notify(channel: string, payload: string): Promise<void> {
-    await this.#client?.query("select pg_notify($1, $2)", [channel, payload]);
-  }
-
   async close(): Promise<void> {
-    this.#closed = true;
     clearInterval(this.#sweep);
-    await this.#client?.end();
-    this.#client = undefined;
+    await this.#listener.close();
   }
 }
