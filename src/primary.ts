@@ -96,6 +96,8 @@ function embeddedNews(log: ReturnType<typeof createLogger>) {
         `the embedded PostgreSQL's log cannot be written (${detail}); its lines are dropped until it can`,
       );
     else if (event === "log-back") log.info("the embedded PostgreSQL's log is written again");
+    else if (event === "stop-forced")
+      log.warn({ how: detail }, `the embedded PostgreSQL did not stop: ${detail}`);
     else
       log.warn(
         { reason: detail },

@@ -3,6 +3,8 @@
  * supervisor starts it again on the same port, the serving processes reconnect, and what was
  * committed before is there. Before, every call answered 503 until a person restarted Herald.
  * Its log file on a full disk: lines are dropped, said once. Before, the first line ended Herald.
+ * Held (a storage stall; here SIGSTOP): a stop shuts it down at once after 20 s, then kills it.
+ * Before, the stop waited for as long as PostgreSQL was held.
  */
 import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -77,4 +79,40 @@ describe("the embedded PostgreSQL's log on a full disk", () => {
     expect(await proc.exited).toBe(0);
     expect(proc.stdout()).toContain("Herald stopped.");
   }, 90_000);
+});
+
+describe("the embedded PostgreSQL held when Herald stops", () => {
+  it("is shut down at once after 20 s, then killed; the next start recovers", async () => {
+    const dataDir = tempDir("herald-pg-held-");
+    const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir, HERALD_PROCESSES: "1" });
+    await waitForKey(proc);
+    const postmaster = Number(
+      readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0],
+    );
+    // The postmaster and its backends: its own process group (spawned detached).
+    process.kill(-postmaster, "SIGSTOP");
+    try {
+      proc.child.kill("SIGTERM");
+      // A deadline, so that the finally below runs (and frees the held PostgreSQL) if it hangs.
+      const deadline = new Promise((r) => setTimeout(() => r("still stopping after 60 s"), 60_000));
+      expect(await Promise.race([proc.exited, deadline])).toBe(0);
+      const out = proc.stdout();
+      expect(out).toContain(
+        "the embedded PostgreSQL did not stop: no fast shutdown within 20 s; immediate shutdown",
+      );
+      expect(out).toContain(
+        "the embedded PostgreSQL did not stop: no immediate shutdown within 5 s; killed",
+      );
+      expect(out.trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
+      expect(alive(postmaster)).toBe(false);
+    } finally {
+      try {
+        process.kill(-postmaster, "SIGCONT"); // only when the stop left it held
+      } catch {}
+    }
+    const again = await spawnHerald({ HERALD_DATA_DIR: dataDir, HERALD_PROCESSES: "1" });
+    expect(again.stdout()).toContain("Herald is running");
+    again.child.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
+  }, 120_000);
 });

@@ -16,9 +16,16 @@ const maxBackoffMs = 30_000;
 
 /**
  * Exited unasked (started again), back, a start again failed, or shut down by someone else; its
- * log file cannot be written (lines dropped), or can again.
+ * log file cannot be written (lines dropped), or can again; a stop that had to be forced.
  */
-export type EmbeddedEvent = "exited" | "back" | "failed" | "stopped" | "log-lost" | "log-back";
+export type EmbeddedEvent =
+  | "exited"
+  | "back"
+  | "failed"
+  | "stopped"
+  | "log-lost"
+  | "log-back"
+  | "stop-forced";
 
 export interface KeptPostgresOptions {
   /** Starts one postmaster (same flags and port each time). */
@@ -27,6 +34,8 @@ export interface KeptPostgresOptions {
   adminUrl: string;
   /** Told when it exits unasked, and when it is back. */
   say?: (event: EmbeddedEvent, detail: string) => void;
+  /** How long a stop waits for a fast shutdown before an immediate one (20 s). */
+  fastStopMs?: number;
 }
 
 export class KeptPostgres {
@@ -79,7 +88,13 @@ export class KeptPostgres {
     }, delay);
   }
 
-  /** Fast shutdown (SIGINT: in-flight transactions are rolled back), and wait for it. */
+  /**
+   * Fast shutdown (SIGINT: in-flight transactions are rolled back), and wait for it. One not
+   * done in `fastStopMs` (a storage stall, a held process) is shut down at once (SIGQUIT: it
+   * recovers from its write-ahead log at the next start, nothing committed lost); one still
+   * running 5 s later is killed with its backends (its process group: spawned detached). Before,
+   * the stop waited as long as PostgreSQL did, and Ctrl-C did nothing more.
+   */
   async stop(): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#timer);
@@ -88,7 +103,29 @@ export class KeptPostgres {
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const done = new Promise<void>((resolve) => c.once("exit", () => resolve()));
     c.kill("SIGINT");
+    const fastMs = this.#o.fastStopMs ?? 20_000;
+    const group = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-(c.pid as number), signal);
+      } catch {
+        c.kill(signal); // no group of its own (it ended meanwhile, or was not spawned detached)
+      }
+    };
+    let kill: NodeJS.Timeout | undefined;
+    const immediate = setTimeout(() => {
+      this.#o.say?.(
+        "stop-forced",
+        `no fast shutdown within ${fastMs / 1000} s; immediate shutdown`,
+      );
+      group("SIGQUIT");
+      kill = setTimeout(() => {
+        this.#o.say?.("stop-forced", "no immediate shutdown within 5 s; killed");
+        group("SIGKILL");
+      }, 5_000);
+    }, fastMs);
     await done;
+    clearTimeout(immediate);
+    clearTimeout(kill);
   }
 }
 
