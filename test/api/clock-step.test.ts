@@ -4,7 +4,8 @@
  * are still served, and a failed password counts in a minute's window. Before, every time since
  * something measured with `Date.now()` was negative for that hour: the delivery worker's
  * periodic jobs waited an hour, each key's rate bucket owed an hour of tokens (429 for an hour),
- * and a failed-authentication window ended an hour late.
+ * and a failed-authentication window ended an hour late; and notifications published after the
+ * step sorted before those of the hour before it.
  *
  * The server runs in this process, whose `Date` is replaced (before the servers start) by one
  * that can be stepped back, so every part of Herald reads the stepped clock. PostgreSQL's
@@ -90,6 +91,22 @@ describe("the wall clock stepped back an hour", () => {
     } finally {
       await own.close();
     }
+  });
+
+  it("lists a notification published after the step before those published in the hour before", async () => {
+    await notify(server, { title: "before the step", topic: "stepped" });
+    stepBack(hour);
+    await notify(server, { title: "after the step", topic: "stepped" });
+    const list = await body(
+      await fetch(`${server.url}/v1/notifications?topic=stepped`, {
+        headers: { authorization: `Bearer ${server.apiKey}` },
+      }),
+    );
+    // Newest first, by id: the later one's id keeps the last id's time (src/domain/ids.ts).
+    expect(list.notifications.map((n: { title: string }) => n.title)).toEqual([
+      "after the step",
+      "before the step",
+    ]);
   });
 
   it("counts a failed authentication in a new minute, not an hour-long one", async () => {
