@@ -13,6 +13,8 @@ import type { ChildProcess } from "node:child_process";
 import pg from "pg";
 
 const maxBackoffMs = 30_000;
+/** How long a stop waits for a fast shutdown before an immediate one. */
+const fastStopMs = 20_000;
 
 /**
  * Exited unasked (started again), back, a start again failed, or shut down by someone else; its
@@ -34,8 +36,6 @@ export interface KeptPostgresOptions {
   adminUrl: string;
   /** Told when it exits unasked, and when it is back. */
   say?: (event: EmbeddedEvent, detail: string) => void;
-  /** How long a stop waits for a fast shutdown before an immediate one (20 s). */
-  fastStopMs?: number;
 }
 
 export class KeptPostgres {
@@ -103,7 +103,6 @@ export class KeptPostgres {
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const done = new Promise<void>((resolve) => c.once("exit", () => resolve()));
     c.kill("SIGINT");
-    const fastMs = this.#o.fastStopMs ?? 20_000;
     const group = (signal: NodeJS.Signals) => {
       try {
         process.kill(-(c.pid as number), signal);
@@ -115,14 +114,14 @@ export class KeptPostgres {
     const immediate = setTimeout(() => {
       this.#o.say?.(
         "stop-forced",
-        `no fast shutdown within ${fastMs / 1000} s; immediate shutdown`,
+        `no fast shutdown within ${fastStopMs / 1000} s; immediate shutdown`,
       );
       group("SIGQUIT");
       kill = setTimeout(() => {
         this.#o.say?.("stop-forced", "no immediate shutdown within 5 s; killed");
         group("SIGKILL");
       }, 5_000);
-    }, fastMs);
+    }, fastStopMs);
     await done;
     clearTimeout(immediate);
     clearTimeout(kill);
