@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RetentionRepository } from "../../src/db/repositories/retention.ts";
 import { UsageRepository } from "../../src/db/repositories/usage.ts";
-import { uuidv7 } from "../../src/domain/ids.ts";
+import { uuidv7, uuidv7At } from "../../src/domain/ids.ts";
 import { monthOf } from "../../src/domain/month.ts";
 import { sql } from "../helpers/db.ts";
 import { body } from "../helpers/http.ts";
@@ -20,7 +20,7 @@ afterAll(async () => server.close());
 const day = 86_400_000;
 
 async function notificationAt(at: Date): Promise<string> {
-  const id = uuidv7(at.getTime());
+  const id = uuidv7At(at.getTime());
   await sql(
     server.databaseUrl,
     `insert into notification (id, project_id, topic, title, message, priority, status, created_at)
