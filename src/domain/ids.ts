@@ -18,13 +18,11 @@ const last = new Uint8Array(16);
  * `replace_key`, which replaces the project's last notification before it by id.
  */
 export function uuidv7(now = Date.now()): string {
-  const b = new Uint8Array(16);
-  if (now > lastMs || !countOn(b)) {
+  if (now > lastMs || !countOn(last)) {
     lastMs = Math.max(now, lastMs + 1);
-    fresh(b, lastMs);
+    fresh(last, lastMs);
   }
-  last.set(b);
-  return text(b);
+  return text(last);
 }
 
 /**
@@ -37,7 +35,7 @@ export function uuidv7At(ms: number): string {
   return text(b);
 }
 
-/** `b`: the time `ms`, random bits, the version and the variant. */
+/** `b`, every byte: the time `ms`, random bits, the version and the variant. */
 function fresh(b: Uint8Array, ms: number): void {
   b.set(pooledRandom(10), 6);
   for (let i = 5; i >= 0; i--) {
@@ -53,9 +51,11 @@ function text(b: Uint8Array): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** `b`: the last id plus a random 1..2^24 in its low 56 bits; false when that would overflow. */
+/**
+ * Adds a random 1..2^24 to the low 56 bits of the id `b`; false when that overflowed them (`b`
+ * is then to be made afresh: `fresh` writes every byte).
+ */
 function countOn(b: Uint8Array): boolean {
-  b.set(last);
   const r = pooledRandom(3);
   let carry = 1 + (r[0] as number) + ((r[1] as number) << 8) + ((r[2] as number) << 16);
   for (let i = 15; i >= 9 && carry > 0; i--) {

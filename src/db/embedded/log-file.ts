@@ -6,17 +6,8 @@
  * was an `error` event nobody listened for, which ended Herald within a second of a full disk
  * (by hand, a data directory on a full tmpfs), where the database only refused writes.
  */
-import { createWriteStream, openSync, renameSync, statSync, type WriteStream } from "node:fs";
+import { createWriteStream, fstatSync, openSync, renameSync, type WriteStream } from "node:fs";
 import { monotonicMs } from "../../domain/clock.ts";
-
-/** Bytes `path` holds, 0 when it cannot say. */
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * Past `maxBytes` (10 MiB) the file is renamed `path.1`, replacing the one before, and a new one
@@ -51,7 +42,7 @@ export function appendingLog(
       if (stream === s) stream = undefined;
       lost(err);
     });
-    size = sizeOf(path);
+    size = fstatSync(fd).size;
     return s;
   };
   return (line) => {
