@@ -148,11 +148,6 @@ function createWorker(
     onSettle: (outcomes) => metrics.settleBatchSize.observe(outcomes),
     ackIntervalScale: config.ackIntervalScale,
     clock: config.workerClock,
-    onRepeated: (ids) => {
-      void hub.tellStreams({ kind: "repeat", ids }).catch((err: unknown) => {
-        log.warn({ err }, "telling streams of repeats failed");
-      });
-    },
   });
 }
 

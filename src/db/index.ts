@@ -90,6 +90,7 @@ export { migrations } from "./migrations/index.ts";
 export type { DueClear } from "./notifications/acknowledgements.ts";
 export { announceChunk, deliveryChannel } from "./notifications/fan-out.ts";
 export { feedChannel, feedPayloadOf } from "./notifications/feed-news.ts";
+export { type InboxNews, inboxChannel } from "./notifications/inbox-news.ts";
 export type { CancelOutcome } from "./notifications/schedule.ts";
 export { type Db, type Orm, openDatabase } from "./orm.ts";
 export { limitExceeded } from "./policies/caps.ts";

@@ -46,8 +46,6 @@ export interface WorkerOptions {
   ackIntervalScale: number;
   /** How often each periodic job runs (config.ts). */
   clock: WorkerClock;
-  /** Notifications sent again while awaiting acknowledgement (for the live streams). */
-  onRepeated?: (ids: string[]) => void;
   /** For metrics: each claim's time (s), settle's outcomes, send's outcome and time (s). */
   onClaim?: (seconds: number) => void;
   onSettle?: (outcomes: number) => void;
@@ -96,7 +94,6 @@ export class DeliveryWorker {
       onSent: () => {},
       onClaim: () => {},
       onSettle: () => {},
-      onRepeated: () => {},
       ...opts,
     };
     this.#clock = new JobClock(this.#o.clock, this.#o);

@@ -254,10 +254,9 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     async ackNotification(req, ctx) {
       const deviceId = await mine(ctx, req.id);
       await deliveries.markByDevice(deviceId, req.id, "delivered");
-      // The person's acknowledgement: the first one stops repeats and clears the others.
-      if (req.acknowledge && (await queue.acknowledge(req.id, deviceId))) {
-        await hub.tellStreams({ kind: "cleared", id: req.id, by: deviceId });
-      }
+      // The person's acknowledgement: the first one stops repeats and clears the others (its
+      // statement tells every stream).
+      if (req.acknowledge) await queue.acknowledge(req.id, deviceId);
       return {};
     },
 
@@ -267,7 +266,6 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       mine,
       answered: async (id, by) => {
         await deliveries.markByDevice(by, id, "delivered");
-        await hub.tellStreams({ kind: "cleared", id, by });
       },
     }),
 

@@ -56,12 +56,9 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     createNotifyService({
       ...repos,
       config,
-      // A question closed by its asker: every stream clears it, and its waits hear at once.
-      cancel: async (projectId, id) => {
-        const outcome = await queue.cancel(projectId, id);
-        if (outcome === "question_closed") await hub.tellStreams({ kind: "cleared", id, by: "" });
-        return outcome;
-      },
+      // A question closed by its asker: its statement tells every stream to clear it, and its
+      // waits hear at once (db/notifications/inbox-news.ts).
+      cancel: (projectId, id) => queue.cancel(projectId, id),
       awaitNews: (id, ms, signal) => hub.awaitNews(id, ms, signal),
       watchFeed: (projectId, wake) => hub.feed.watch(projectId, wake),
       ending: hub.ending,

@@ -109,7 +109,7 @@ export function createRespond(deps: {
   queue: DeliveryQueue;
   /** The calling device, when the notification is one of its deliveries (else not_found). */
   mine: (ctx: HandlerContext, id: string) => Promise<string>;
-  /** After the answer: the device's delivery is delivered, and every stream clears it. */
+  /** After the answer (whose statement told every stream to clear it): the device's delivery is delivered. */
   answered: (id: string, deviceId: string) => Promise<void>;
 }) {
   return async (

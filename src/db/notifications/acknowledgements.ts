@@ -8,6 +8,7 @@ import { shownFields } from "../../domain/notification.ts";
 import type { Db } from "../orm.ts";
 import { insertCopyOf } from "./codec.ts";
 import { feedNewsOf } from "./feed-news.ts";
+import { clearedNewsOf, repeatNewsOf } from "./inbox-news.ts";
 
 /** Of notification `n`: its repeat is due, and nobody acknowledged it (the repeat's, and the probe's). */
 export const repeatDueOf = (
@@ -25,7 +26,7 @@ export const escalationDueOf = (
  * Sends again the notifications whose repeat is due and that nobody acknowledged: their push
  * deliveries that reached the provider or the device become pending again (same collapse id, so
  * the phone shows it anew rather than twice). Repeats stop at the notification's ttl, or 24 hours.
- * Returns the ids repeated, for the live streams.
+ * The live streams are told in the statement (inbox-news.ts). Returns the ids repeated.
  */
 export async function repeatDue(db: Db, limit: number, scale: number): Promise<string[]> {
   const rows = await db.execute<{ id: string }[]>(
@@ -40,14 +41,15 @@ export async function repeatDue(db: Db, limit: number, scale: number): Promise<s
                 then now() + make_interval(secs => n.repeat_every_seconds * ?::float8) end
          from due where n.id = due.id
        returning n.id, n.project_id
-     ), ${feedNewsOf("bumped")}, again as (
+     ), ${feedNewsOf("bumped")}, ${repeatNewsOf("bumped")}, again as (
        update delivery d set state = 'pending', next_attempt_at = now(), locked_until = null,
               updated_at = now()
          from bumped
         where d.notification_id = bumped.id and d.platform <> 'stream'
           and d.state in ('sent', 'delivered', 'opened')
      )
-     select id, (select count(*) from fed) as fed from bumped`,
+     select id, (select count(*) from fed) as fed, (select count(*) from told) as told
+       from bumped`,
     [limit, scale, scale],
   );
   return rows.map((r) => r.id);
@@ -119,9 +121,9 @@ export async function acknowledge(db: Db, id: string, deviceId: string): Promise
               next_repeat_at = null, escalate_at = null
         where id = ? and (require_ack or actions is not null) and acknowledged_at is null
           and status <> 'canceled'
-       returning id, project_id
-     ), ${clearsOf("acked")}, ${feedNewsOf("acked")}
-     select (select count(*) from fed) as fed from acked`,
+       returning id, project_id, acknowledged_by
+     ), ${clearsOf("acked")}, ${feedNewsOf("acked")}, ${clearedNewsOf("acked", "t.acknowledged_by")}
+     select (select count(*) from fed) as fed, (select count(*) from told) as told from acked`,
     [deviceId, id, deviceId],
   );
   return rows.length === 1;

@@ -6,6 +6,7 @@
 import type { Db } from "../orm.ts";
 import { clearsOf } from "./acknowledgements.ts";
 import { feedNewsOf } from "./feed-news.ts";
+import { clearedNewsOf } from "./inbox-news.ts";
 
 /** When the answer was recorded, or null when another answer (or a dismissal) came first. */
 export async function respond(
@@ -21,9 +22,11 @@ export async function respond(
               next_repeat_at = null, escalate_at = null
         where id = ? and actions is not null and responded_at is null and acknowledged_at is null
           and status <> 'canceled'
-       returning id, project_id, responded_at
-     ), ${clearsOf("answered")}, ${feedNewsOf("answered")}
-     select responded_at, (select count(*) from fed) as fed from answered`,
+       returning id, project_id, responded_at, responded_by
+     ), ${clearsOf("answered")}, ${feedNewsOf("answered")},
+     ${clearedNewsOf("answered", "t.responded_by")}
+     select responded_at, (select count(*) from fed) as fed, (select count(*) from told) as told
+       from answered`,
     [deviceId, answer.actionId, answer.text, deviceId, id, deviceId],
   );
   const at = rows[0]?.responded_at;

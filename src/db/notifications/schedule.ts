@@ -8,6 +8,7 @@ import { canceledByPublisher } from "../deliveries/settle.ts";
 import type { Db } from "../orm.ts";
 import { clearsOf } from "./acknowledgements.ts";
 import { feedNewsOf } from "./feed-news.ts";
+import { clearedNewsOf } from "./inbox-news.ts";
 
 /** Of notification `n`: scheduled, and its time has come (the release's, and the worker's probe). */
 export const scheduledDueOf = (n: string) =>
@@ -83,7 +84,7 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
           and notification.actions is not null and notification.responded_at is null
           and notification.acknowledged_at is null
        returning notification.id, notification.project_id
-     ), ${clearsOf("closed")}, ${feedNewsOf("closed")}, dels as (
+     ), ${clearsOf("closed")}, ${feedNewsOf("closed")}, ${clearedNewsOf("closed", "''")}, dels as (
        update delivery d set state = 'canceled', last_error = '${canceledByPublisher}',
               updated_at = now()
          from n
@@ -98,7 +99,7 @@ export async function cancel(db: Db, projectId: string, id: string): Promise<Can
        returning 1
      )
      select n.status, (select count(*) from closed)::int as closed,
-            (select count(*) from fed)::int as fed,
+            (select count(*) from fed)::int as fed, (select count(*) from told)::int as told,
             (select count(*) from flagged)::int as flagged,
             (select count(*) from whole)::int + (select count(*) from dels)::int as canceled,
             (select count(*) from delivery d where d.notification_id = n.id

@@ -28,8 +28,6 @@ export interface JobDeps {
   log: Log;
   /** Multiplies acknowledgement intervals (tests shrink it). */
   ackIntervalScale: number;
-  /** Notifications sent again while awaiting acknowledgement (for the live streams). */
-  onRepeated: (ids: string[]) => void;
 }
 
 /** A job: one run of it, built from the worker's parts. */

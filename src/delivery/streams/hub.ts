@@ -10,7 +10,13 @@
  * it subscribes and whenever any process says it changed (`deviceChanged`), on a second channel.
  */
 import type { DeliveryQueue } from "../../db/index.ts";
-import { announceChunk, deliveryChannel, feedChannel } from "../../db/index.ts";
+import {
+  announceChunk,
+  deliveryChannel,
+  feedChannel,
+  type InboxNews,
+  inboxChannel,
+} from "../../db/index.ts";
 import type { Log } from "../../domain/log.ts";
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { namesProjects, topicAdmits } from "../../domain/topic-filter.ts";
@@ -22,16 +28,6 @@ import { Wakers } from "./wakers.ts";
 
 /** The channel that tells every process a device's filter or sign-in changed. */
 const deviceChannel = "herald_device";
-/** The channel for repeats and clears of notifications awaiting acknowledgement. */
-const inboxChannel = "herald_inbox";
-
-/**
- * News for streams: notifications sent again, or one to clear (acknowledged or answered by the
- * device `by`, or a question withdrawn by its asker: `by` empty).
- */
-export type InboxNews =
-  | { kind: "repeat"; ids: string[] }
-  | { kind: "cleared"; id: string; by: string };
 
 /** What a stream's device accepts: its account, and its topic filter. */
 export interface StreamFilter {
@@ -177,11 +173,6 @@ export class StreamHub {
       if (topicAdmits(topics, project ?? "", row.topic))
         sub.onRow({ ...row, status: "delivering" });
     }
-  }
-
-  /** Tells every process's streams of repeats or a clear. */
-  async tellStreams(news: InboxNews): Promise<void> {
-    await this.#listener.notify(inboxChannel, JSON.stringify(news));
   }
 
   /**
