@@ -102,7 +102,7 @@ export type { CliTokenRepository, CliTokenRow } from "./repositories/cli-tokens.
 export type { CredentialVerifier } from "./repositories/credential-verifier.ts";
 export type { DeliveryRepository, DeviceDeliveryRow } from "./repositories/deliveries.ts";
 export type { DeviceLoginRepository } from "./repositories/device-logins.ts";
-export { DeviceRepository, type DeviceRow } from "./repositories/devices.ts";
+export { DeviceRepository, type DeviceRow, deviceChannel } from "./repositories/devices.ts";
 export type { CalledHook, HookRepository, HookRow } from "./repositories/hooks.ts";
 export type { NotificationRepository, PublishResult } from "./repositories/notifications.ts";
 export type { OpenCall, OpenCallRepository } from "./repositories/open-calls.ts";

@@ -36,8 +36,6 @@ export interface DeviceDeps {
   notifications: NotificationRepository;
   /** Wakes the worker and live streams after a test notification was committed. */
   onEnqueued: (notificationId: string) => void;
-  /** A device's topic filter or sign-in changed: live streams read it again. */
-  onDeviceChanged: (deviceId: string) => void;
   accounts: AccountRepository;
   projects: ProjectRepository;
   credentials: CredentialVerifier;
@@ -64,7 +62,7 @@ function quietHoursFrom(q: QuietHoursMessage | undefined): QuietHours | null {
 
 export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof DeviceService> {
   const { devices, pairingCodes, notifications, onEnqueued, accounts, projects } = deps;
-  const { credentials, limiter, onDeviceChanged } = deps;
+  const { credentials, limiter } = deps;
   const self = async (accountId: string, id: string) => {
     const device = await devices.get(accountId, id);
     if (!device) throw heraldError("unauthenticated", "this device is signed out");
@@ -148,7 +146,6 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
       const p = principalOf(ctx);
       await self(p.accountId, p.credentialId);
       const device = await devices.setTopics(p.credentialId, req.topics);
-      onDeviceChanged(device.id);
       return { device: deviceToProto(device) };
     },
 
@@ -156,7 +153,6 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
       const p = principalOf(ctx);
       await devices.signOut(p.accountId, p.credentialId);
       credentials.forget(p.credentialId);
-      onDeviceChanged(p.credentialId);
       return {};
     },
 
@@ -172,7 +168,6 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
         ? await devices.setQuietHours(p.accountId, req.id, quietHoursFrom(req.quietHours))
         : null;
       if (!device) throw heraldError("not_found", `device ${req.id} not found`);
-      onDeviceChanged(device.id);
       return { device: deviceToProto(device) };
     },
 
@@ -206,7 +201,6 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
         throw heraldError("not_found", `device ${req.id} not found`);
       }
       credentials.forget(req.id);
-      onDeviceChanged(req.id);
       return {};
     },
   };

@@ -89,9 +89,6 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
         onPublished();
         void hub.announce([id]).catch((err: unknown) => log.warn({ err }, "announce"));
       },
-      onDeviceChanged: (id) => {
-        void hub.deviceChanged(id).catch((err: unknown) => log.warn({ err }, "device changed"));
-      },
     }),
   );
   router.service(

@@ -19,6 +19,22 @@ export type DeviceRow = InstanceType<typeof Device.class>;
 /** Rows re-sealed per batch by `reencryptAll`. */
 const reencryptBatch = 500;
 
+/**
+ * The channel that tells every process's stream hub that a device's topics, quiet hours or
+ * sign-in changed, so that its live streams there follow them. A change NOTIFYs it in its own
+ * transaction: the news goes out when, and only when, it commits. Sent after the commit, as it
+ * was, a process killed in between, or whose own LISTEN connection was away, left another
+ * process handing a signed-out device's stream what it published.
+ */
+export const deviceChannel = "herald_device";
+
+type Em = Parameters<Parameters<Orm["em"]["transactional"]>[0]>[0];
+
+/** In `em`'s transaction: every process hears that device `id` changed, once it commits. */
+async function tell(em: Em, id: string): Promise<void> {
+  await em.execute("select pg_notify(?, ?)", [deviceChannel, id]);
+}
+
 export class DeviceRepository {
   readonly #orm: Orm;
   readonly #ring: PushTokenKeyRing;
@@ -107,12 +123,13 @@ export class DeviceRepository {
   }
 
   async setTopics(deviceId: string, topics: readonly string[]): Promise<DeviceRow> {
-    const em = this.#orm.em.fork();
-    const device = await em.findOneOrFail(Device, { id: deviceId });
-    device.topics = [...topics];
-    device.lastSeenAt = new Date();
-    await em.flush();
-    return device;
+    return this.#orm.em.fork().transactional(async (em) => {
+      const device = await em.findOneOrFail(Device, { id: deviceId });
+      device.topics = [...topics];
+      device.lastSeenAt = new Date();
+      await tell(em, device.id);
+      return device;
+    });
   }
 
   async rename(accountId: string, id: string, name: string): Promise<DeviceRow | null> {
@@ -130,26 +147,28 @@ export class DeviceRepository {
     id: string,
     q: QuietHours | null,
   ): Promise<DeviceRow | null> {
-    const em = this.#orm.em.fork();
-    const device = await em.findOne(Device, { accountId, id, signedOutAt: null });
-    if (!device) return null;
-    device.quietTz = q?.timeZone ?? null;
-    device.quietStart = q?.start ?? null;
-    device.quietEnd = q?.end ?? null;
-    await em.flush();
-    return device;
+    return this.#orm.em.fork().transactional(async (em) => {
+      const device = await em.findOne(Device, { accountId, id, signedOutAt: null });
+      if (!device) return null;
+      device.quietTz = q?.timeZone ?? null;
+      device.quietStart = q?.start ?? null;
+      device.quietEnd = q?.end ?? null;
+      await tell(em, device.id);
+      return device;
+    });
   }
 
-  /** Signs a device out: its credential stops working and its token is erased. */
+  /** Signs a device out: its credential stops working, its token is erased, and its streams are told. */
   async signOut(accountId: string, id: string): Promise<boolean> {
-    const changed = await this.#orm.em
-      .fork()
-      .nativeUpdate(
+    return this.#orm.em.fork().transactional(async (em) => {
+      const changed = await em.nativeUpdate(
         Device,
         { accountId, id, signedOutAt: null },
         { signedOutAt: new Date(), tokenBox: null, tokenIndex: null, tokenKeyId: null },
       );
-    return changed === 1;
+      if (changed === 1) await tell(em, id);
+      return changed === 1;
+    });
   }
 
   /** A push service said the token is dead: no more pushes until the device registers again. */

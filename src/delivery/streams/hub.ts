@@ -7,12 +7,14 @@
  * A publish committed by this process is handed over in memory at once to its streams whose
  * device its fan-out will reach (same account, topic filter admits it); when the fan-out's
  * NOTIFY arrives, those streams only record the delivery as sent. A device's filter is read when
- * it subscribes and whenever any process says it changed (`deviceChanged`), on a second channel.
+ * it subscribes, whenever the transaction that changes it says so (db/repositories/devices.ts),
+ * on a second channel, and when the hub listens again after it could not.
  */
 import type { DeliveryQueue } from "../../db/index.ts";
 import {
   announceChunk,
   deliveryChannel,
+  deviceChannel,
   feedChannel,
   type InboxNews,
   inboxChannel,
@@ -25,9 +27,6 @@ import { Feeds } from "./feeds.ts";
 import { Listener } from "./listener.ts";
 import { waitForNews } from "./wait-for-news.ts";
 import { Wakers } from "./wakers.ts";
-
-/** The channel that tells every process a device's filter or sign-in changed. */
-const deviceChannel = "herald_device";
 
 /** What a stream's device accepts: its account, and its topic filter. */
 export interface StreamFilter {
@@ -74,7 +73,11 @@ export class StreamHub {
       url,
       channels: [deliveryChannel, deviceChannel, inboxChannel, feedChannel],
       onNotification: (channel, payload) => this.#heard(channel, payload),
-      onBack: () => this.#catchUp(0),
+      // What it missed meanwhile: changed devices (their filters read again), and deliveries.
+      onBack: async () => {
+        await this.#reload([...this.#subscribers.values()].flatMap((set) => [...set]));
+        await this.#catchUp(0);
+      },
       outage: this.#outage,
     });
     this.feed = new Feeds((payload) => this.#listener.notify(feedChannel, payload), log);
@@ -91,7 +94,7 @@ export class StreamHub {
   }
 
   #heard(channel: string, payload: string | undefined): void {
-    if (channel === deviceChannel) void this.#reload(payload);
+    if (channel === deviceChannel) void this.#reload(this.#subscribers.get(payload ?? "") ?? []);
     else if (channel === inboxChannel) void this.#inbox(payload);
     else if (channel === feedChannel && payload)
       this.feed.wake(payload === "*" ? "*" : payload.split(","));
@@ -199,18 +202,14 @@ export class StreamHub {
     );
   }
 
-  /** Tells every process that a device's filter or sign-in changed. */
-  async deviceChanged(deviceId: string): Promise<void> {
-    await this.#listener.notify(deviceChannel, deviceId);
-  }
-
-  async #reload(deviceId: string | undefined): Promise<void> {
-    for (const sub of (deviceId && this.#subscribers.get(deviceId)) || []) {
+  /** Rereads these streams' device filters. */
+  async #reload(subs: Iterable<StreamSubscriber>): Promise<void> {
+    for (const sub of subs) {
       try {
         sub.filter = await sub.reload();
       } catch (err) {
         sub.filter = undefined; // the NOTIFY path still serves it
-        this.#log.warn({ err, device_id: deviceId }, "reloading a stream's filter failed");
+        this.#log.warn({ err, device_id: sub.deviceId }, "reloading a stream's filter failed");
       }
     }
   }

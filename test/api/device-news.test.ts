@@ -1,0 +1,114 @@
+/**
+ * A device's change (its topics, quiet hours, or its sign-out) reaches the live streams of every
+ * process: the transaction that changes it NOTIFYs `herald_device` (db/repositories/devices.ts),
+ * and a stream hub that could not listen for a while reads its streams' devices again when it
+ * listens again. Before, the service NOTIFYed after the commit through its own hub, so a
+ * process killed in between, or one whose LISTEN connection was away, left another process
+ * handing a signed-out device's stream what that process published.
+ */
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
+import { DeviceRepository } from "../../src/db/index.ts";
+import {
+  capturedLog,
+  notify,
+  startPeer,
+  startServer,
+  type TestServer,
+  testTokenKeys,
+} from "../helpers/server.ts";
+import { bearer, listen, signInStreamDevice } from "../helpers/streams.ts";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+let proxy: TcpProxy;
+let server: TestServer;
+const log = capturedLog("info");
+const said = (msg: string) => log.entries().some((e) => e.msg === msg);
+beforeAll(async () => {
+  const db = new URL(inject("pgServerUrl"));
+  proxy = await startTcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
+  server = await startServer(
+    { streamKeepaliveMs: 200 },
+    undefined,
+    (url) => {
+      const u = new URL(url);
+      u.host = `127.0.0.1:${proxy.port}`;
+      return u.toString();
+    },
+    log.logger,
+  );
+});
+afterAll(async () => {
+  await proxy.up().catch(() => {});
+  await server.close();
+  await proxy.close();
+});
+
+describe("a device's change", () => {
+  it("is NOTIFYed by the transaction that makes it, once", async () => {
+    const listener = new pg.Client({ connectionString: server.databaseUrl });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (m) => heard.push(m.payload ?? ""));
+    await listener.query("listen herald_device");
+    try {
+      const devices = new DeviceRepository(server.orm, testTokenKeys);
+      const a = await signInStreamDevice(server.url, "a");
+      const b = await signInStreamDevice(server.url, "b");
+      await devices.setTopics(a.id, ["deploys"]);
+      await devices.setQuietHours(server.accountId, a.id, null);
+      expect(await devices.signOut(server.accountId, a.id)).toBe(true);
+      // Signed out before: nothing changes, and nobody is told.
+      expect(await devices.signOut(server.accountId, a.id)).toBe(false);
+      await devices.setTopics(b.id, []);
+      await waitFor(() => heard.includes(b.id));
+      expect(heard).toEqual([a.id, a.id, a.id, b.id]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it("made while a process could not listen stops its streams of a signed-out device once it listens again", async () => {
+    const peer = await startPeer(server);
+    const laptop = await signInStreamDevice(server.url, "laptop");
+    const phone = await signInStreamDevice(server.url, "phone");
+    const onLaptop = listen(server.url, laptop.credential);
+    const onPhone = listen(server.url, phone.credential);
+    try {
+      await onLaptop.opened;
+      await onPhone.opened;
+      // The server's LISTEN connection is cut; the laptop is signed out through the peer, whose
+      // news the server cannot hear.
+      await proxy.down();
+      await waitFor(() => said("the stream hub: the database is unavailable; waiting for it"));
+      const devices = createClient(
+        DeviceService,
+        createConnectTransport({ baseUrl: peer.url, httpVersion: "1.1" }),
+      );
+      await devices.signOutDevice({}, bearer(laptop.credential));
+      await proxy.up();
+      await waitFor(() => said("the stream hub: the database is back"), 10_000);
+
+      // Published through the server, whose streams the laptop's is still one of.
+      let res = await notify(server, { title: "after the sign-out" });
+      for (let i = 0; i < 50 && res.status === 503; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        res = await notify(server, { title: "after the sign-out" });
+      }
+      expect(res.status, res.text).toBe(202);
+      await waitFor(() => onPhone.titles.includes("after the sign-out"));
+      // The laptop's stream goes on (two keepalives after the phone's copy), without it.
+      const kept = onLaptop.keepalives();
+      await waitFor(() => onLaptop.keepalives() >= kept + 2);
+      expect(onLaptop.titles).not.toContain("after the sign-out");
+    } finally {
+      await onLaptop.stop();
+      await onPhone.stop();
+      await peer.close();
+    }
+  });
+});
