@@ -171,10 +171,12 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     hub.subscribe({
       deviceId: device.id,
       filter: filterOf(device),
-      // A changed device: its topics, and its quiet hours.
+      // A changed device: its topics, its quiet hours, or signed out (its stream ends).
       reload: async () => {
         const now = await devices.get(device.accountId, device.id);
         inbox.quiet = deviceQuietHours(now);
+        inbox.signedOut = !now;
+        inbox.wake?.();
         return filterOf(now);
       },
       onIds: (ids) => inbox.committed(ids),
@@ -210,6 +212,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         // A stream is in order: what arrives live while it catches up waits for the catch-up.
         let catchingUp = true;
         while (!ended.aborted) {
+          if (inbox.signedOut) throw heraldError("unauthenticated", "this device is signed out");
           call.touch();
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
           const handed = catchingUp ? [] : inbox.takeHanded();

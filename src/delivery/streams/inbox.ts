@@ -29,6 +29,8 @@ export class StreamInbox {
   quiet: QuietHours | null = null;
   /** Called when something arrives; the stream loop sets it while it waits. */
   wake: (() => void) | undefined;
+  /** The device was signed out (or removed): the stream ends. */
+  signedOut = false;
   #handed: NotificationRecord[] = [];
   readonly #committed: string[] = [];
   readonly #behind: string[] = [];
