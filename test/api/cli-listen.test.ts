@@ -61,6 +61,33 @@ describe("listen's lines", () => {
     expect(out.map((l) => JSON.parse(l).title)).toEqual(["one", "two"]);
     expect((await ringing).stdout.startsWith("\x07")).toBe(true);
   });
+
+  it("end when this machine's device is removed elsewhere, and say how to listen again", async () => {
+    const h = await loggedIn();
+    // As in a terminal: listen reads keys (in raw mode) while it runs, and must give them back.
+    const keys = { taken: 0, given: 0 };
+    const onKey = () => {
+      keys.taken++;
+      return () => void keys.given++;
+    };
+    const listening = cli(["listen", "--topic", "removed"], { home: h, onKey });
+    await streamOpen(server, "removed");
+    const [device] = await sql<{ id: string }>(
+      server.databaseUrl,
+      "select id from device where 'removed' = any(topics) and signed_out_at is null",
+    );
+    const removed = await cli(["devices", "remove", device?.id as string, "--yes"], {
+      home: await loggedIn(),
+    });
+    expect(removed.code, removed.stderr).toBe(0);
+    const ended = await listening;
+    expect(ended.code).toBe(3);
+    expect(ended.stderr).toContain(
+      "this machine's device was signed out (removed, or signed out elsewhere): `herald listen` registers it again",
+    );
+    // Else a terminal's `herald listen` printed this and hung, in raw mode (by hand, in tmux).
+    expect(keys).toEqual({ taken: 1, given: 1 });
+  });
 });
 
 describe("acknowledging from the terminal", () => {

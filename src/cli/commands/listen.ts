@@ -81,46 +81,51 @@ export const listen: Command = {
     const firstTime = recentIds(1000);
     const heardFrom = silenceWatch(keepaliveIntervalOf);
     ctx.io.stderr(listeningLine(topics, limit));
-    while (received < limit && !ctx.io.signal?.aborted) {
-      const abort = new AbortController();
-      const onStop = () => abort.abort();
-      ctx.io.signal?.addEventListener("abort", onStop, { once: true });
-      try {
-        const since = ctx.config.load().device?.cursor ?? "";
-        const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
-        const silent = (why: string) => abort.abort(new ConnectError(why, Code.Unavailable));
-        for await (const msg of heardFrom(stream, silent)) {
-          backoff = 500;
-          if (lost) {
-            status("reconnected", true);
-            lost = false;
+    // Whatever ends it (a count, a stop, a device signed out): the terminal's keys are given
+    // back (raw mode off, stdin paused, so the process can exit) and receipts are sent.
+    try {
+      while (received < limit && !ctx.io.signal?.aborted) {
+        const abort = new AbortController();
+        const onStop = () => abort.abort();
+        ctx.io.signal?.addEventListener("abort", onStop, { once: true });
+        try {
+          const since = ctx.config.load().device?.cursor ?? "";
+          const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
+          const silent = (why: string) => abort.abort(new ConnectError(why, Code.Unavailable));
+          for await (const msg of heardFrom(stream, silent)) {
+            backoff = 500;
+            if (lost) {
+              status("reconnected", true);
+              lost = false;
+            }
+            if (msg.event.case !== "notification") {
+              show.aside(msg.event);
+              continue;
+            }
+            const n = msg.event.value;
+            // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
+            // Its receipt still on its way, it was shown: a catch-up after a reconnect sends it again.
+            const fresh = !receipts.has(n.id) && firstTime(n.id);
+            if (fresh) await show.notification(n, msg.quiet);
+            // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
+            ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
+            receipts.add(n.id);
+            if (fresh && ++received >= limit) break;
           }
-          if (msg.event.case !== "notification") {
-            show.aside(msg.event);
-            continue;
-          }
-          const n = msg.event.value;
-          // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
-          // Its receipt still on its way, it was shown: a catch-up after a reconnect sends it again.
-          const fresh = !receipts.has(n.id) && firstTime(n.id);
-          if (fresh) await show.notification(n, msg.quiet);
-          // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
-          ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
-          receipts.add(n.id);
-          if (fresh && ++received >= limit) break;
+        } catch (err) {
+          if (ctx.io.signal?.aborted) break;
+          await connectionLost(ctx, err, backoff, status);
+          lost = true;
+          backoff = Math.min(maxBackoffMs, backoff * 2);
+        } finally {
+          ctx.io.signal?.removeEventListener("abort", onStop);
+          abort.abort();
         }
-      } catch (err) {
-        if (ctx.io.signal?.aborted) break;
-        await connectionLost(ctx, err, backoff, status);
-        lost = true;
-        backoff = Math.min(maxBackoffMs, backoff * 2);
-      } finally {
-        ctx.io.signal?.removeEventListener("abort", onStop);
-        abort.abort();
       }
+    } finally {
+      show.stop();
+      await receipts.close(receiptsCloseMs[ctx.io.signal?.aborted ? "stopped" : "done"]);
     }
-    show.stop();
-    await receipts.close(receiptsCloseMs[ctx.io.signal?.aborted ? "stopped" : "done"]);
     return exit.ok;
   },
 };
@@ -143,7 +148,10 @@ async function connectionLost(
   const e = HeraldError.from(err);
   if (e.code === "unauthenticated") {
     ctx.config.update(({ device: _d, ...rest }) => rest);
-    throw err;
+    throw new CliError(
+      "this machine's device was signed out (removed, or signed out elsewhere): `herald listen` registers it again",
+      exit.auth,
+    );
   }
   status(retryingLine(e.message, backoff), false);
   await new Promise((r) => setTimeout(r, backoff));
