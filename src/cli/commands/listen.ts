@@ -6,7 +6,7 @@
  */
 import { hostname } from "node:os";
 import { durationMs } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
 import { silenceWatch } from "../../domain/stream-silence.ts";
@@ -71,57 +71,16 @@ export const listen: Command = {
     if (topics) await ctx.client(DeviceService).setTopicFilter({ topics }, auth);
     const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
     const inbox = ctx.client(InboxService);
-    let received = 0;
     const receipts = new Receipts((id) => inbox.ackNotification({ id }, auth));
     const show = presenter(ctx, values, device.id, {
       acknowledge: (id) => inbox.ackNotification({ id, acknowledge: true }, auth),
       respond: (id, actionId, text) => inbox.respondToNotification({ id, actionId, text }, auth),
     });
-    let [backoff, lost, status] = [500, false, statusLine(ctx)];
-    const firstTime = recentIds(1000);
-    const heardFrom = silenceWatch(keepaliveIntervalOf);
     ctx.io.stderr(listeningLine(topics, limit));
     // Whatever ends it (a count, a stop, a device signed out): the terminal's keys are given
     // back (raw mode off, stdin paused, so the process can exit) and receipts are sent.
     try {
-      while (received < limit && !ctx.io.signal?.aborted) {
-        const abort = new AbortController();
-        const onStop = () => abort.abort();
-        ctx.io.signal?.addEventListener("abort", onStop, { once: true });
-        try {
-          const since = ctx.config.load().device?.cursor ?? "";
-          const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
-          const silent = (why: string) => abort.abort(new ConnectError(why, Code.Unavailable));
-          for await (const msg of heardFrom(stream, silent)) {
-            backoff = 500;
-            if (lost) {
-              status("reconnected", true);
-              lost = false;
-            }
-            if (msg.event.case !== "notification") {
-              show.aside(msg.event);
-              continue;
-            }
-            const n = msg.event.value;
-            // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
-            // Its receipt still on its way, it was shown: a catch-up after a reconnect sends it again.
-            const fresh = !receipts.has(n.id) && firstTime(n.id);
-            if (fresh) await show.notification(n, msg.quiet);
-            // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
-            ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
-            receipts.add(n.id);
-            if (fresh && ++received >= limit) break;
-          }
-        } catch (err) {
-          if (ctx.io.signal?.aborted) break;
-          await connectionLost(ctx, err, backoff, status);
-          lost = true;
-          backoff = Math.min(maxBackoffMs, backoff * 2);
-        } finally {
-          ctx.io.signal?.removeEventListener("abort", onStop);
-          abort.abort();
-        }
-      }
+      await receive(ctx, { auth, device, inbox, limit, receipts, show });
     } finally {
       show.stop();
       await receipts.close(receiptsCloseMs[ctx.io.signal?.aborted ? "stopped" : "done"]);
@@ -155,6 +114,62 @@ async function connectionLost(
   }
   status(retryingLine(e.message, backoff), false);
   await new Promise((r) => setTimeout(r, backoff));
+}
+
+/** What `listen` reads its stream with. */
+interface Receiving {
+  auth: { headers: { authorization: string } };
+  device: { id: string; credential: string };
+  inbox: Client<typeof InboxService>;
+  limit: number;
+  receipts: Receipts;
+  show: ReturnType<typeof presenter>;
+}
+
+/** Reads the device's stream until `limit` notifications, a stop, or a device signed out (thrown). */
+async function receive(ctx: Context, r: Receiving): Promise<void> {
+  const { auth, device, inbox, limit, receipts, show } = r;
+  let [received, backoff, lost, status] = [0, 500, false, statusLine(ctx)];
+  const firstTime = recentIds(1000);
+  const heardFrom = silenceWatch(keepaliveIntervalOf);
+  while (received < limit && !ctx.io.signal?.aborted) {
+    const abort = new AbortController();
+    const onStop = () => abort.abort();
+    ctx.io.signal?.addEventListener("abort", onStop, { once: true });
+    try {
+      const since = ctx.config.load().device?.cursor ?? "";
+      const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
+      const silent = (why: string) => abort.abort(new ConnectError(why, Code.Unavailable));
+      for await (const msg of heardFrom(stream, silent)) {
+        backoff = 500;
+        if (lost) {
+          status("reconnected", true);
+          lost = false;
+        }
+        if (msg.event.case !== "notification") {
+          show.aside(msg.event);
+          continue;
+        }
+        const n = msg.event.value;
+        // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
+        // Its receipt still on its way, it was shown: a catch-up after a reconnect sends it again.
+        const fresh = !receipts.has(n.id) && firstTime(n.id);
+        if (fresh) await show.notification(n, msg.quiet);
+        // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
+        ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
+        receipts.add(n.id);
+        if (fresh && ++received >= limit) break;
+      }
+    } catch (err) {
+      if (ctx.io.signal?.aborted) break;
+      await connectionLost(ctx, err, backoff, status);
+      lost = true;
+      backoff = Math.min(maxBackoffMs, backoff * 2);
+    } finally {
+      ctx.io.signal?.removeEventListener("abort", onStop);
+      abort.abort();
+    }
+  }
 }
 
 export const ack: Command = {
