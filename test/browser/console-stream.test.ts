@@ -204,4 +204,28 @@ describe("without Web Push", () => {
       .waitFor({ timeout: 10_000 });
     expect(await replyTo.inputValue()).toBe("paging now");
   });
+
+  it("stops receiving, says so and offers to turn it on again when this browser's device is removed elsewhere", async () => {
+    const login = await fetch(`${server.url}/v1/auth/login`, {
+      method: "POST",
+      body: JSON.stringify({ email: "owner@example.com", password: ownerPassword }),
+    });
+    const owner = `Bearer ${((await login.json()) as { token: string }).token}`;
+    const list = await fetch(`${server.url}/v1/devices`, { headers: { authorization: owner } });
+    const { devices } = (await list.json()) as { devices: { id: string; platform: string }[] };
+    const mine = devices.filter((d) => d.platform === "stream");
+    expect(mine).toHaveLength(1);
+    // The earlier tests' toasts gone (6 s each) and the page at its top, as a person would find it.
+    await page.waitForFunction(() => !document.querySelector(".toast"), null, { timeout: 15_000 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const removed = await fetch(`${server.url}/v1/devices/${mine[0]?.id}`, {
+      method: "DELETE",
+      headers: { authorization: owner },
+    });
+    expect(removed.status).toBe(200);
+    await page.getByText(/This browser was signed out as a device elsewhere/).waitFor();
+    await page.getByRole("button", { name: "Notify me in this browser" }).waitFor();
+    expect(await page.getByText("This page receives notifications while open").count()).toBe(0);
+    await page.screenshot({ path: join(shots, "console-device-removed.png") });
+  });
 });

@@ -104,6 +104,8 @@ export async function enableThisBrowser(
 }
 
 let streaming = false;
+/** Draws the top bar's button again (thisBrowserButton's latest). */
+let redrawButton: () => void = () => {};
 
 /**
  * How long a receipt may take. One sent on a connection a network dropped without a word would
@@ -150,8 +152,11 @@ export async function streamInPage(): Promise<void> {
       }
     } catch (err) {
       if ((err as { code?: number }).code === 16) {
+        // Signed out or removed elsewhere (the server ends the stream at once).
         await forgetDevice();
         streaming = false;
+        toast("This browser was signed out as a device elsewhere: it no longer receives here");
+        redrawButton();
         return;
       }
     }
@@ -249,6 +254,7 @@ export function thisBrowserButton(): HTMLElement {
         enableButton(() => void draw()),
       );
   };
+  redrawButton = () => void draw();
   void draw();
   return box;
 }
