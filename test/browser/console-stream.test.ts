@@ -216,8 +216,8 @@ describe("without Web Push", () => {
     const mine = devices.filter((d) => d.platform === "stream");
     expect(mine).toHaveLength(1);
     // The earlier tests' toasts gone (6 s each) and the page at its top, as a person would find it.
-    await page.waitForFunction(() => !document.querySelector(".toast"), null, { timeout: 15_000 });
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await expect.poll(() => page.locator(".toast").count(), { timeout: 15_000 }).toBe(0);
+    await page.getByRole("heading", { name: "Notifications", level: 1 }).scrollIntoViewIfNeeded();
     const removed = await fetch(`${server.url}/v1/devices/${mine[0]?.id}`, {
       method: "DELETE",
       headers: { authorization: owner },
