@@ -131,6 +131,13 @@ export interface Config {
    * none (HERALD_WATCHDOG_SECONDS, default 20; 0 turns it off).
    */
   watchdogMs: number;
+  /**
+   * How long a serving process may take from its fork to serving before the supervisor kills
+   * and replaces it: its start waits on nothing unbounded by design, so one that takes longer is
+   * stuck (stopped, or waiting on a connection a network dropped without a word) and holds its
+   * slot for good (HERALD_START_TIMEOUT_SECONDS, default 60; 0 turns it off).
+   */
+  startTimeoutMs: number;
   /** Idle connections kept open: above common balancers' 60 s (AWS ALB), which close first. */
   keepAliveMs: number;
   /** The bootstrap account of a first start (HERALD_OWNER_EMAIL, HERALD_OWNER_PASSWORD). */
@@ -216,6 +223,7 @@ const vapidKeys = (env: Env) =>
 const supervision = (env: Env) => ({
   shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
   watchdogMs: int(env, "HERALD_WATCHDOG_SECONDS", 20, 0, 3600) * 1000,
+  startTimeoutMs: int(env, "HERALD_START_TIMEOUT_SECONDS", 60, 0, 3600) * 1000,
   processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 2048, 0, 65_536),
   mallocArenas: int(env, "MALLOC_ARENA_MAX", 1, 1, 1024),
 });

@@ -67,6 +67,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
       log,
       heapMb: config.processHeapMb,
       watchdogMs: config.watchdogMs,
+      startTimeoutMs: config.startTimeoutMs,
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
       onAllServing: () => {
         log.info({ processes: config.processes, port }, "serving");

@@ -15,7 +15,10 @@
  * heartbeat every second, heartbeatMs) is hung: it still holds its share of the port's new
  * connections and answers none. The supervisor kills it (SIGKILL) and replaces it as any that
  * died. When the supervisor's own check ran late (the machine suspended, the supervisor stopped),
- * it cannot tell, so it starts counting again.
+ * it cannot tell, so it starts counting again. A process not serving `startTimeoutMs` after its
+ * fork is stuck starting (stopped, or waiting on a connection a network dropped without a word:
+ * nothing else in a start waits unbounded) and holds its slot for good: it is killed and
+ * replaced the same way, its death one by signal.
  */
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
@@ -46,6 +49,8 @@ export interface PoolOptions {
   onAllServing: () => void;
   /** A serving process silent this long is killed and replaced (0: never). */
   watchdogMs: number;
+  /** A process not serving this long after its fork is killed and replaced (0: never). */
+  startTimeoutMs: number;
   youngMs?: number;
   giveUpAfter?: number;
 }
@@ -57,6 +62,8 @@ interface Slot {
   servingSince: number | undefined;
   /** When its process last showed it is alive (serving, or a heartbeat). */
   heardAt: number;
+  /** When its process was forked. */
+  forkedAt: number;
   startFailure: string | undefined;
   timer: NodeJS.Timeout | undefined;
 }
@@ -88,6 +95,7 @@ export class ProcessPool {
       youngDeaths: 0,
       servingSince: undefined,
       heardAt: 0,
+      forkedAt: 0,
       startFailure: undefined,
       timer: undefined,
     }));
@@ -104,11 +112,12 @@ export class ProcessPool {
       else if (msg?.herald === "alive") this.#slotOf(w).heardAt = monotonicMs();
     });
     cluster.on("exit", (w, code, signal) => this.#exited(w, code, signal));
-    if (opts.watchdogMs > 0) this.#watch(opts.watchdogMs);
+    if (opts.watchdogMs > 0 || opts.startTimeoutMs > 0) this.#watch();
   }
 
-  #watch(watchdogMs: number): void {
-    const every = heartbeatMs(watchdogMs);
+  #watch(): void {
+    const { watchdogMs, startTimeoutMs } = this.#o;
+    const every = heartbeatMs(watchdogMs || startTimeoutMs);
     let checked = monotonicMs();
     setInterval(() => {
       const now = monotonicMs();
@@ -116,15 +125,22 @@ export class ProcessPool {
       checked = now;
       for (const slot of this.#slots) {
         const w = slot.worker;
-        if (!w || w.isDead() || slot.servingSince === undefined || this.#stopping) continue;
-        if (late) slot.heardAt = now; // this process was held, not (only) them: count again
-        const silent = now - slot.heardAt;
-        if (silent < watchdogMs) continue;
+        if (!w || w.isDead() || this.#stopping) continue;
+        // This process was held, not (only) them: count again.
+        if (late) [slot.heardAt, slot.forkedAt] = [now, now];
+        const starting = slot.servingSince === undefined;
+        const [since, limit] = starting
+          ? [slot.forkedAt, startTimeoutMs]
+          : [slot.heardAt, watchdogMs];
+        if (limit === 0 || now - since < limit) continue;
+        const s = Math.round((now - since) / 1000);
         this.#o.log.error(
-          { worker_pid: w.process.pid, silent_ms: silent },
-          `a serving process showed no sign of life for ${Math.round(silent / 1000)} s; killing it`,
+          { worker_pid: w.process.pid, [starting ? "starting_ms" : "silent_ms"]: now - since },
+          starting
+            ? `a serving process did not start in ${s} s; killing it`
+            : `a serving process showed no sign of life for ${s} s; killing it`,
         );
-        slot.heardAt = now; // once: its exit replaces it
+        [slot.heardAt, slot.forkedAt] = [now, now]; // once: its exit replaces it
         w.process.kill("SIGKILL");
       }
     }, every).unref();
@@ -154,6 +170,7 @@ export class ProcessPool {
     slot.startFailure = undefined;
     if (this.#stopping) return;
     const w = cluster.fork({ ...this.#o.env, HERALD_SLOT: String(i) });
+    slot.forkedAt = monotonicMs();
     slot.worker = w;
     this.#bySlot.set(w.id, i);
   }

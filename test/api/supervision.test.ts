@@ -113,6 +113,42 @@ describe("the supervisor", () => {
     expect(await proc.exited).toBe(0);
   }, 60_000);
 
+  it("kills and replaces a serving process stuck starting", async () => {
+    const proc = await spawnHerald({
+      HERALD_DATA_DIR: dataDir(),
+      HERALD_PROCESSES: "2",
+      HERALD_START_TIMEOUT_SECONDS: "5",
+    });
+    await waitForKey(proc);
+    const supervisor = proc.child.pid as number;
+    await waitFor(() => servingProcesses(supervisor).length === 2);
+    const first = servingProcesses(supervisor);
+    // A serving process dies; its replacement is held from its first moments (as a start waiting
+    // for good would hold it): before, it kept its slot, starting, for ever.
+    process.kill(first[0] as number, "SIGKILL");
+    let stuck: number | undefined;
+    await waitFor(() => {
+      stuck = servingProcesses(supervisor).find((p) => !first.includes(p));
+      return stuck !== undefined;
+    }, 10_000);
+    process.kill(stuck as number, "SIGSTOP");
+    const killed = () => logLines(proc.stdout(), "a serving process did not start");
+    await waitFor(() => killed().length > 0, 15_000);
+    expect(killed()[0]?.worker_pid).toBe(stuck);
+    expect(killed()[0]?.starting_ms).toBeGreaterThanOrEqual(5_000);
+    expect(killed()[0]?.msg).toMatch(/^a serving process did not start in \d+ s; killing it$/);
+    await waitFor(() => {
+      const now = servingProcesses(supervisor);
+      return now.length === 2 && !now.includes(stuck as number);
+    }, 15_000);
+    expect(alive(stuck as number)).toBe(false);
+    const listening = () => proc.stdout().match(/Server listening at/g)?.length ?? 0;
+    await waitFor(() => listening() === 3, 15_000);
+    expect(listening()).toBe(3);
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  }, 60_000);
+
   it("stops with the reason, and exit code 1, when its processes keep failing to start", async () => {
     const dir = dataDir();
     const proc = launchHerald({
