@@ -3,7 +3,7 @@
  * up from wherever this code runs: src/ as TypeScript, or a chunk of the build under
  * dist/server/src/chunks/.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 function findRoot(from: string): string {
@@ -14,3 +14,13 @@ function findRoot(from: string): string {
 }
 
 export const packageRoot = findRoot(import.meta.dirname);
+
+/** This build's version (package.json's), which the server says when it starts and in /metrics. */
+export const packageVersion: string = (() => {
+  try {
+    const pkg = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8"));
+    return typeof pkg.version === "string" ? pkg.version : "unknown";
+  } catch {
+    return "unknown";
+  }
+})();

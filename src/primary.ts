@@ -18,6 +18,7 @@ import { firstRunMessage, ownerPasswordIgnored, platformStatus } from "./ops/fir
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 import { baseUrlOf } from "./ops/urls.ts";
 import { loadVapidKeys } from "./ops/vapid-keys.ts";
+import { packageVersion } from "./package-root.ts";
 import { ProcessPool } from "./supervisor/pool.ts";
 import { claimPort } from "./supervisor/port.ts";
 import { Stopping } from "./supervisor/stopping.ts";
@@ -70,7 +71,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
       startTimeoutMs: config.startTimeoutMs,
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
       onAllServing: () => {
-        log.info({ processes: config.processes, port }, "serving");
+        log.info({ processes: config.processes, port, version: packageVersion }, "serving");
         stopping.say(readyMessage(config, boot, baseUrlOf(config, port)));
       },
     });
@@ -117,6 +118,6 @@ function readyMessage(
   const processes = `${config.processes} serving ${config.processes === 1 ? "process" : "processes"}`;
   return (
     `${config.owner.password ? ownerPasswordIgnored(config.bootstrap) : ""}` +
-    `Herald is running (${processes}): the console is at ${base}/ (Ctrl-C stops it)\n`
+    `Herald ${packageVersion} is running (${processes}): the console is at ${base}/ (Ctrl-C stops it)\n`
   );
 }

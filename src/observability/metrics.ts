@@ -13,6 +13,7 @@ import {
   Registry,
 } from "prom-client";
 import type { QueueStats } from "../db/index.ts";
+import { packageVersion } from "../package-root.ts";
 
 export interface MetricSources {
   queue: () => Promise<QueueStats>;
@@ -96,13 +97,14 @@ export class Metrics {
   }
 
   #gauges(sources: MetricSources, registers: PromRegistry[]): void {
-    // Which process answered this scrape (several share one port; scrapes land on any).
+    // Which process answered this scrape (several share one port; scrapes land on any), and
+    // which build it runs.
     new Gauge({
       name: "herald_process_info",
-      help: "1, labelled with the answering process's pid",
-      labelNames: ["pid"],
+      help: "1, labelled with the answering process's pid and Herald's version",
+      labelNames: ["pid", "version"],
       registers,
-    }).set({ pid: String(process.pid) }, 1);
+    }).set({ pid: String(process.pid), version: packageVersion }, 1);
     // One query answers every queue gauge of a scrape.
     let stats: Promise<QueueStats> | undefined;
     const queue = () => {

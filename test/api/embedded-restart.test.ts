@@ -111,7 +111,7 @@ describe("the embedded PostgreSQL held when Herald stops", () => {
       } catch {}
     }
     const again = await spawnHerald({ HERALD_DATA_DIR: dataDir, HERALD_PROCESSES: "1" });
-    expect(again.stdout()).toContain("Herald is running");
+    expect(again.stdout()).toMatch(/^Herald \d+\.\d+\.\d+ is running \(/m);
     again.child.kill("SIGTERM");
     expect(await again.exited).toBe(0);
   }, 120_000);

@@ -3,12 +3,15 @@
  * histogram, push outcomes by platform, the delivery queue's depth and age, live streams, the
  * database pool and process metrics; on its own port with HERALD_METRICS_PORT.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { packageRoot } from "../../src/package-root.ts";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
@@ -56,6 +59,11 @@ describe("GET /metrics", () => {
       expect(text).toContain(`\n${name}`);
     }
     expect(text).not.toMatch(/hk_|hc_|Bearer/);
+    // Which process answered, and which build it runs (package.json's version).
+    const { version } = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8"));
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    const info = `herald_process_info{pid="${process.pid}",version="${version}"}`;
+    expect(await sample(`${server.url}/metrics`, info)).toBe(1);
   });
 
   it("counts publishes by protocol and outcome, with their latency", async () => {

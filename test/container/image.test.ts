@@ -72,7 +72,7 @@ async function run(label: string) {
   );
   expect(started.status, started.stderr).toBe(0);
   const logs = () => podman("logs", name).stdout;
-  await waitFor(() => /^(Herald is running|Sign-up is)/m.test(logs()), 60_000);
+  await waitFor(() => /^(Herald \S+ is running|Sign-up is)/m.test(logs()), 60_000);
   return { name, url: `http://127.0.0.1:${port}`, logs };
 }
 

@@ -78,7 +78,7 @@ export async function spawnHerald(
       const m = /Server listening at (http:\/\/[\d.:]+)/.exec(out);
       // Started: the last line of the start's own message (first start or not), which the
       // supervisor prints once every serving process listens.
-      const started = /^(Herald is running|Sign-up is (open|closed))/m.test(out);
+      const started = /^(Herald \S+ is running|Sign-up is (open|closed))/m.test(out);
       if (m?.[1] && started) {
         clearInterval(timer);
         resolve(m[1]);
