@@ -21,7 +21,7 @@ import { notify } from "./commands/notify.ts";
 import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
 import { webhooks } from "./commands/webhooks.ts";
-import { Context, describeFailure, exit, type Io } from "./context.ts";
+import { CliError, Context, describeFailure, exit, type Io } from "./context.ts";
 import { stopOnEndingSignals } from "./stopping.ts";
 
 export const commands: Command[] = [
@@ -193,8 +193,17 @@ function flagProblem(e: Error & { code?: string }): string {
 
 /** Reads one line from the terminal; with `hidden`, what is typed is not echoed. */
 function promptOnTerminal(question: string, hidden: boolean): Promise<string> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    // Ctrl-C (readline takes it as a key) or Ctrl-D: nothing is done, as a "no" would. Before,
+    // the prompt never settled and Node ended the process with a warning (exit 13).
+    let answered = false;
+    rl.on("SIGINT", () => rl.close());
+    rl.on("close", () => {
+      if (answered) return;
+      process.stderr.write("\n");
+      reject(new CliError("canceled: nothing done", exit.canceled));
+    });
     if (hidden) {
       // readline echoes through _writeToOutput; print the question only.
       (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
@@ -202,6 +211,7 @@ function promptOnTerminal(question: string, hidden: boolean): Promise<string> {
       };
     }
     rl.question(question, (answer) => {
+      answered = true;
       rl.close();
       if (hidden) process.stderr.write("\n");
       resolve(answer);

@@ -55,6 +55,18 @@ describe("on a terminal", () => {
     expect(ending).toContain("\r\x1b[Kherald: login canceled");
   });
 
+  it("Ctrl-C or Ctrl-D at a prompt ends the command, nothing done", async () => {
+    for (const key of ["\x03", "\x04"]) {
+      const t = onTerminal("login", { HOME: "/tmp", XDG_CONFIG_HOME: "/tmp/herald-pty-cfg" });
+      await waitFor(() => t.screen().includes("Email:"), 10_000);
+      t.type(key);
+      // Before: the prompt never settled, and Node ended the process with a warning (exit 13).
+      expect(await t.exited).toBe(130);
+      expect(t.screen()).toContain("herald: canceled: nothing done");
+      expect(t.screen()).not.toContain("Warning");
+    }
+  });
+
   it("listen shows a high-priority notification marked in colour", async () => {
     const h = await loggedIn();
     const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };
