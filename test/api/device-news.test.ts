@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { DeviceRepository } from "../../src/db/index.ts";
+import { newAccount } from "../helpers/accounts.ts";
 import {
   capturedLog,
   notify,
@@ -98,6 +99,21 @@ describe("a device's change", () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it("ends the open streams of an account deleted", async () => {
+    const a = await newAccount(server, "leaving@example.com");
+    const gone = await signInStreamDevice(server.url, "gone", [], a.email, a.password);
+    const onIt = stream(gone.credential);
+    await waitFor(() => onIt.opened);
+    const res = await fetch(`${server.url}/v1/account/delete`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${a.token}` },
+      body: JSON.stringify({ confirm_email: a.email, password: a.password }),
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const ended = await onIt.ended;
+    expect(ended?.code).toBe(Code.Unauthenticated);
   });
 
   it("made while a process could not listen ends its streams of a signed-out device once it listens again", async () => {

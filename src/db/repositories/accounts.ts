@@ -4,6 +4,7 @@ import { uuidv7 } from "../../domain/ids.ts";
 import { Account } from "../entities/account.ts";
 import { Project } from "../entities/project.ts";
 import type { Orm } from "../orm.ts";
+import { deviceChannel } from "./devices.ts";
 import type { ProjectRow } from "./projects.ts";
 
 export type AccountRow = InstanceType<typeof Account.class>;
@@ -81,6 +82,14 @@ export class AccountRepository {
         `select count(*) as n from notification n join project p on p.id = n.project_id
           where p.account_id = ?`,
         [id],
+        "all",
+        em.getTransactionContext(),
+      );
+      // Its devices' open streams end when this commits (devices.ts: a signed-out device's).
+      await db.execute(
+        `select pg_notify(?, d.id::text) from device d
+          where d.account_id = ? and d.platform = 'stream' and d.signed_out_at is null`,
+        [deviceChannel, id],
         "all",
         em.getTransactionContext(),
       );
