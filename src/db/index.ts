@@ -88,7 +88,7 @@ export { startEmbedded } from "./embedded/start.ts";
 export { isDatabaseUnavailable } from "./errors.ts";
 export { migrations } from "./migrations/index.ts";
 export type { DueClear } from "./notifications/acknowledgements.ts";
-export { announceChunk, deliveryChannel } from "./notifications/fan-out.ts";
+export { deliveryChannel } from "./notifications/fan-out.ts";
 export { feedChannel, feedPayloadOf } from "./notifications/feed-news.ts";
 export { type InboxNews, inboxChannel } from "./notifications/inbox-news.ts";
 export type { CancelOutcome } from "./notifications/schedule.ts";

@@ -84,11 +84,8 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       limiter,
       webPushPublicKey: deps.webPushPublicKey,
       webPushEndpoints: { hosts: config.webPushHosts, allowPrivate: config.webPushAllowPrivate },
-      // A test notification skips the fan-out: tell the worker and every process's streams.
-      onEnqueued: (id) => {
-        onPublished();
-        void hub.announce([id]).catch((err: unknown) => log.warn({ err }, "announce"));
-      },
+      // A test notification skips the fan-out: its transaction told the streams; tell the worker.
+      onEnqueued: () => onPublished(),
     }),
   );
   router.service(

@@ -106,6 +106,7 @@ describe("a device's change", () => {
     const gone = await signInStreamDevice(server.url, "gone", [], a.email, a.password);
     const onIt = stream(gone.credential);
     await waitFor(() => onIt.opened);
+    expect(onIt.opened).toBe(true);
     const res = await fetch(`${server.url}/v1/account/delete`, {
       method: "POST",
       headers: { authorization: `Bearer ${a.token}` },
@@ -124,11 +125,14 @@ describe("a device's change", () => {
     const onPhone = listen(server.url, phone.credential);
     try {
       await waitFor(() => onLaptop.opened);
+      expect(onLaptop.opened).toBe(true);
       await onPhone.opened;
       // The server's LISTEN connection is cut; the laptop is signed out through the peer, whose
       // news the server cannot hear.
       await proxy.down();
-      await waitFor(() => said("the stream hub: the database is unavailable; waiting for it"));
+      const away = "the stream hub: the database is unavailable; waiting for it";
+      await waitFor(() => said(away));
+      expect(said(away)).toBe(true);
       const devices = createClient(
         DeviceService,
         createConnectTransport({ baseUrl: peer.url, httpVersion: "1.1" }),
@@ -136,6 +140,7 @@ describe("a device's change", () => {
       await devices.signOutDevice({}, bearer(laptop.credential));
       await proxy.up();
       await waitFor(() => said("the stream hub: the database is back"), 10_000);
+      expect(said("the stream hub: the database is back")).toBe(true);
       // The laptop's stream ends, as it would have at once had the server heard.
       const ended = await onLaptop.ended;
       expect(ended?.code).toBe(Code.Unauthenticated);
@@ -149,6 +154,7 @@ describe("a device's change", () => {
       }
       expect(res.status, res.text).toBe(202);
       await waitFor(() => onPhone.titles.includes("after the sign-out"));
+      expect(onPhone.titles).toContain("after the sign-out");
       expect(onLaptop.titles).toEqual([]);
     } finally {
       onLaptop.stop();

@@ -123,6 +123,7 @@ describe("the supervisor", () => {
     const supervisor = proc.child.pid as number;
     await waitFor(() => servingProcesses(supervisor).length === 2);
     const first = servingProcesses(supervisor);
+    expect(first).toHaveLength(2);
     // A serving process dies; its replacement is held from its first moments (as a start waiting
     // for good would hold it): before, it kept its slot, starting, for ever.
     process.kill(first[0] as number, "SIGKILL");
@@ -131,6 +132,7 @@ describe("the supervisor", () => {
       stuck = servingProcesses(supervisor).find((p) => !first.includes(p));
       return stuck !== undefined;
     }, 10_000);
+    expect(stuck).toBeDefined();
     process.kill(stuck as number, "SIGSTOP");
     const killed = () => logLines(proc.stdout(), "a serving process did not start");
     await waitFor(() => killed().length > 0, 15_000);
@@ -141,6 +143,7 @@ describe("the supervisor", () => {
       const now = servingProcesses(supervisor);
       return now.length === 2 && !now.includes(stuck as number);
     }, 15_000);
+    expect(servingProcesses(supervisor)).toHaveLength(2);
     expect(alive(stuck as number)).toBe(false);
     const listening = () => proc.stdout().match(/Server listening at/g)?.length ?? 0;
     await waitFor(() => listening() === 3, 15_000);

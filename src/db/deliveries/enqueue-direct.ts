@@ -1,9 +1,11 @@
 /**
  * A notification addressed to one device only (the owner's "send a test"), committed together
  * with its delivery, so it skips the fan-out and is never sent to the account's other devices.
+ * Its news to the streams goes with the commit, never after it (inbox-news.ts says why).
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
 import { insertNotification, notificationValues } from "../notifications/codec.ts";
+import { deliveryChannel } from "../notifications/fan-out.ts";
 import type { Orm } from "../orm.ts";
 
 export async function enqueueDirect(
@@ -21,5 +23,12 @@ export async function enqueueDirect(
       "insert into delivery (notification_id, device_id, platform) values (?, ?, ?)",
       [notification.id, device.id, device.platform],
     );
+    // A stream device's process hands it over when this commits, as a fan-out's news does.
+    if (device.platform === "stream") {
+      await em.execute("select pg_notify(?, ?)", [
+        deliveryChannel,
+        JSON.stringify([notification.id]),
+      ]);
+    }
   });
 }

@@ -12,7 +12,6 @@
  */
 import type { DeliveryQueue } from "../../db/index.ts";
 import {
-  announceChunk,
   deliveryChannel,
   deviceChannel,
   feedChannel,
@@ -104,16 +103,6 @@ export class StreamHub {
   /** Hands each connected stream its deliveries still pending for at least `minAgeMs`. */
   async #catchUp(minAgeMs: number): Promise<void> {
     await this.#handEach((deviceId) => this.#queue.pendingStream(deviceId, minAgeMs));
-  }
-
-  /**
-   * Tells every process (this one included) that these notifications were fanned out. A NOTIFY
-   * payload is limited to 8000 bytes, so ids go in chunks that fit (a UUID costs 39 bytes).
-   */
-  async announce(ids: string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += announceChunk) {
-      await this.#listener.notify(deliveryChannel, JSON.stringify(ids.slice(i, i + announceChunk)));
-    }
   }
 
   /** Live streams connected to this process. */
