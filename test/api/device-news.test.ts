@@ -14,6 +14,7 @@ import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { DeviceRepository } from "../../src/db/index.ts";
 import { newAccount } from "../helpers/accounts.ts";
+import { sql } from "../helpers/db.ts";
 import {
   capturedLog,
   notify,
@@ -54,6 +55,7 @@ afterAll(async () => {
 function stream(credential: string) {
   const abort = new AbortController();
   const titles: string[] = [];
+  const cleared: { id: string; by: string }[] = [];
   const inbox = createClient(InboxService, createGrpcTransport({ baseUrl: server.url }));
   const state = { opened: false };
   const ended = (async () => {
@@ -61,6 +63,8 @@ function stream(credential: string) {
       for await (const m of inbox.subscribe({}, { ...bearer(credential), signal: abort.signal })) {
         state.opened = true;
         if (m.event.case === "notification") titles.push(m.event.value.title);
+        if (m.event.case === "cleared")
+          cleared.push({ id: m.event.value.id, by: m.event.value.byDeviceId });
       }
     } catch (err) {
       if (!abort.signal.aborted) return ConnectError.from(err);
@@ -69,6 +73,7 @@ function stream(credential: string) {
   })();
   return {
     titles,
+    cleared,
     ended,
     get opened() {
       return state.opened;
@@ -159,6 +164,53 @@ describe("a device's change", () => {
     } finally {
       onLaptop.stop();
       await onPhone.stop();
+      await peer.close();
+    }
+  });
+});
+
+describe("an acknowledgement made while a process could not listen", () => {
+  it("clears the notification on that process's streams once it listens again", async () => {
+    const peer = await startPeer(server);
+    const laptop = await signInStreamDevice(server.url, "laptop, later");
+    const phone = await signInStreamDevice(server.url, "phone, later");
+    const onLaptop = stream(laptop.credential);
+    const count = (msg: string) => log.entries().filter((e) => e.msg === msg).length;
+    const [away, back] = ["unavailable; waiting for it", "back"].map(
+      (s) => `the stream hub: the database is ${s}`,
+    ) as [string, string];
+    try {
+      await waitFor(() => onLaptop.opened);
+      expect(onLaptop.opened).toBe(true);
+      const res = await notify(server, {
+        title: "db down, later",
+        require_ack: true,
+        repeat_every_seconds: 3600,
+      });
+      expect(res.status, res.text).toBe(202);
+      const id = res.json.id as string;
+      const phoneHasIt = async () =>
+        (await sql(server.databaseUrl, "select 1 from delivery where device_id = $1", [phone.id]))
+          .length === 1;
+      await waitFor(async () => onLaptop.titles.includes("db down, later") && (await phoneHasIt()));
+      expect(onLaptop.titles).toContain("db down, later");
+      // The server cannot hear; the phone acknowledges through the peer meanwhile.
+      const [awayBefore, backBefore] = [count(away), count(back)];
+      await proxy.down();
+      await waitFor(() => count(away) > awayBefore);
+      expect(count(away)).toBe(awayBefore + 1);
+      const inbox = createClient(
+        InboxService,
+        createConnectTransport({ baseUrl: peer.url, httpVersion: "1.1" }),
+      );
+      await inbox.ackNotification({ id, acknowledge: true }, bearer(phone.credential));
+      await proxy.up();
+      await waitFor(() => count(back) > backBefore, 10_000);
+      expect(count(back)).toBe(backBefore + 1);
+      await waitFor(() => onLaptop.cleared.length > 0);
+      expect(onLaptop.cleared).toEqual([{ id, by: phone.id }]);
+    } finally {
+      onLaptop.stop();
       await peer.close();
     }
   });

@@ -19,7 +19,7 @@ import { expireStreamDeliveries } from "./expire-streams.ts";
 import { markStreamed } from "./mark-streamed.ts";
 import { type DeliveryKey, type Outcome, settle } from "./settle.ts";
 import { queueStats } from "./stats.ts";
-import { deliveredTo, pendingStream, streamBacklog } from "./stream-backlog.ts";
+import { clearedSince, deliveredTo, pendingStream, streamBacklog } from "./stream-backlog.ts";
 
 export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
   const db = () => orm.em.getConnection();
@@ -34,6 +34,8 @@ export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
     claimClears: (limit: number) => claimClears(db(), limit),
     respond: (id: string, deviceId: string, answer: { actionId: string; text: string }) =>
       respond(db(), id, deviceId, answer),
+    /** The device's notifications acknowledged or answered in the last `withinMs`. */
+    clearedSince: (deviceId: string, withinMs: number) => clearedSince(db(), deviceId, withinMs),
     /** Of these notifications, those the device has a delivery of. */
     deliveredTo: (deviceId: string, ids: readonly string[]) => deliveredTo(db(), deviceId, ids),
     cancel: (projectId: string, id: string) => cancel(db(), projectId, id),

@@ -72,3 +72,28 @@ export async function deliveredTo(
   );
   return rows.map((r) => r.notification_id);
 }
+
+/**
+ * The device's notifications acknowledged or answered in the last `withinMs` (`by`: the device
+ * that did it), for streams whose process could not hear the news meanwhile. Only those of the
+ * last 24 hours: acknowledgements come while repeats and answers run, which stop at 24 hours.
+ */
+export async function clearedSince(
+  db: Db,
+  deviceId: string,
+  withinMs: number,
+): Promise<{ id: string; by: string }[]> {
+  return db.execute<{ id: string; by: string }[]>(
+    `select d.notification_id as id, coalesce(n.acknowledged_by::text, '') as by
+       from delivery d join notification n on n.id = d.notification_id
+      where d.device_id = ? and d.notification_id >= ${idsSince("interval '24 hours'")}
+        and n.acknowledged_at > now() - make_interval(secs => ?)
+      order by d.notification_id`,
+    [deviceId, withinMs / 1000],
+  );
+}
+
+/** The least UUIDv7 made `ago` (an SQL interval) before now: ids are time-ordered. */
+const idsSince = (ago: string) =>
+  `(lpad(to_hex((extract(epoch from now() - ${ago}) * 1000)::bigint), 12, '0')
+     || '00000000000000000000')::uuid`;

@@ -72,10 +72,12 @@ export class StreamHub {
       url,
       channels: [deliveryChannel, deviceChannel, inboxChannel, feedChannel],
       onNotification: (channel, payload) => this.#heard(channel, payload),
-      // What it missed meanwhile: changed devices (their filters read again), and deliveries.
-      onBack: async () => {
+      // What it missed meanwhile: changed devices (their filters read again), deliveries, and
+      // acknowledgements and answers (their clears).
+      onBack: async (awayMs) => {
         await this.#reload([...this.#subscribers.values()].flatMap((set) => [...set]));
         await this.#catchUp(0);
+        await this.#clearedWhileAway(awayMs);
       },
       outage: this.#outage,
     });
@@ -189,6 +191,24 @@ export class StreamHub {
       (sub, theirs) =>
         news.kind === "repeat" ? sub.onRepeat(theirs) : sub.onCleared(news.id, news.by),
     );
+  }
+
+  /**
+   * Clears, on each connected stream, what was acknowledged or answered while the hub could not
+   * hear it (with 5 s to spare for the moment it stopped hearing). A question its asker withdrew
+   * meanwhile is not among them: it keeps no time of it (the client learns at its next subscribe).
+   */
+  async #clearedWhileAway(awayMs: number): Promise<void> {
+    for (const [deviceId, subs] of this.#subscribers) {
+      try {
+        const cleared = await this.#queue.clearedSince(deviceId, awayMs + 5_000);
+        for (const c of cleared) for (const s of subs) s.onCleared(c.id, c.by);
+      } catch (err) {
+        this.#outage.failed(err, "clearing a stream's acknowledged notifications failed", {
+          device_id: deviceId,
+        });
+      }
+    }
   }
 
   /** Rereads these streams' device filters. */

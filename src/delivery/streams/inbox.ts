@@ -38,6 +38,7 @@ export class StreamInbox {
   readonly #unmarked = new Set<string>();
   #repeats: string[] = [];
   #cleared: { id: string; by: string }[] = [];
+  readonly #clearedIds = new Set<string>();
 
   constructor(deviceId: string) {
     this.deviceId = deviceId;
@@ -68,7 +69,13 @@ export class StreamInbox {
     this.wake?.();
   }
 
+  /** Once per notification: a hub that listens again clears what it may have heard of before. */
   cleared(id: string, by: string): void {
+    if (this.#clearedIds.has(id)) return;
+    this.#clearedIds.add(id);
+    if (this.#clearedIds.size > rememberUnmarked) {
+      this.#clearedIds.delete(this.#clearedIds.values().next().value as string);
+    }
     this.#cleared.push({ id, by });
     this.wake?.();
   }

@@ -12,6 +12,7 @@
  */
 import pg from "pg";
 import { isDatabaseUnavailable } from "../../db/index.ts";
+import { monotonicMs } from "../../domain/clock.ts";
 import type { OutageLog } from "../outage-log.ts";
 
 /**
@@ -24,8 +25,11 @@ export interface ListenerOptions {
   url: string;
   channels: readonly string[];
   onNotification: (channel: string, payload: string | undefined) => void;
-  /** Listening again after a loss or a start without the database. Never rejects. */
-  onBack: () => Promise<void>;
+  /**
+   * Listening again after a loss or a start without the database, `awayMs` after it stopped
+   * listening (or started without). Never rejects.
+   */
+  onBack: (awayMs: number) => Promise<void>;
   /** The hub's: a database outage said once. */
   outage: OutageLog;
 }
@@ -92,6 +96,7 @@ export class Listener {
   #reconnect(): void {
     if (this.#closed || this.#reconnecting) return;
     this.#reconnecting = true;
+    const lostAt = monotonicMs();
     const attempt = (delayMs: number) => {
       setTimeout(async () => {
         if (this.#closed) return;
@@ -104,7 +109,7 @@ export class Listener {
         }
         this.#reconnecting = false;
         this.#o.outage.succeeded();
-        await this.#o.onBack();
+        await this.#o.onBack(monotonicMs() - lostAt);
       }, delayMs).unref();
     };
     attempt(1_000);

@@ -18,6 +18,16 @@ describe("StreamInbox", () => {
     expect(inbox.takeCommitted()).toEqual({ load: ["live"], mark: [] });
   });
 
+  it("clears each notification once, however often its clear comes", () => {
+    const inbox = new StreamInbox("device");
+    inbox.cleared("a", "phone");
+    expect(inbox.takeCleared()).toEqual([{ id: "a", by: "phone" }]);
+    // Heard live, then again from a hub that listens again after an outage.
+    inbox.cleared("a", "phone");
+    inbox.cleared("b", "");
+    expect(inbox.takeCleared()).toEqual([{ id: "b", by: "" }]);
+  });
+
   it("sends each once: a row handed over is only marked when its id comes again", () => {
     const inbox = new StreamInbox("device");
     inbox.handed(row("a"));
