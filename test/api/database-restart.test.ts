@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
 import { sql } from "../helpers/db.ts";
 import { capturedLog, notify, startServer, type TestServer } from "../helpers/server.ts";
-import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import { startDatabaseProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let proxy: TcpProxy;
@@ -19,18 +19,9 @@ let server: TestServer;
 const log = capturedLog("info");
 const logLines = () => log.entries().map((e) => e.msg);
 beforeAll(async () => {
-  const pg = new URL(inject("pgServerUrl"));
-  proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  server = await startServer(
-    { credentialCacheMs: 0 },
-    undefined,
-    (url) => {
-      const u = new URL(url);
-      u.host = `127.0.0.1:${proxy.port}`;
-      return u.toString();
-    },
-    log.logger,
-  );
+  const db = await startDatabaseProxy(inject("pgServerUrl"));
+  proxy = db;
+  server = await startServer({ credentialCacheMs: 0 }, undefined, db.through, log.logger);
 });
 afterAll(async () => {
   await proxy.up().catch(() => {});

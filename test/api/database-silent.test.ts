@@ -9,22 +9,17 @@
 import { describe, expect, it } from "vitest";
 import { freshDatabase } from "../helpers/db.ts";
 import { spawnHerald, waitForKey } from "../helpers/process.ts";
-import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+import { startDatabaseProxy } from "../helpers/tcp-proxy.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { servingProcesses } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 describe("a database gone silent while a serving process is replaced", () => {
   it("the new process serves, answers 503 with Retry-After, and listens once the database answers", async () => {
-    const database = new URL(await freshDatabase());
-    const proxy = await startTcpProxy({
-      host: database.hostname,
-      port: Number(database.port || 5432),
-    });
-    const throughProxy = new URL(database);
-    throughProxy.host = `127.0.0.1:${proxy.port}`;
+    const database = await freshDatabase();
+    const proxy = await startDatabaseProxy(database);
     const proc = await spawnHerald({
-      DATABASE_URL: throughProxy.toString(),
+      DATABASE_URL: proxy.through(database),
       HERALD_BOOTSTRAP: "1",
       HERALD_DATA_DIR: tempDir("herald-db-silent-"),
       HERALD_PROCESSES: "1",

@@ -24,7 +24,7 @@ import {
   testTokenKeys,
 } from "../helpers/server.ts";
 import { bearer, listen, signInStreamDevice } from "../helpers/streams.ts";
-import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import { startDatabaseProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let proxy: TcpProxy;
@@ -32,18 +32,9 @@ let server: TestServer;
 const log = capturedLog("info");
 const said = (msg: string) => log.entries().some((e) => e.msg === msg);
 beforeAll(async () => {
-  const db = new URL(inject("pgServerUrl"));
-  proxy = await startTcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
-  server = await startServer(
-    { streamKeepaliveMs: 200 },
-    undefined,
-    (url) => {
-      const u = new URL(url);
-      u.host = `127.0.0.1:${proxy.port}`;
-      return u.toString();
-    },
-    log.logger,
-  );
+  const db = await startDatabaseProxy(inject("pgServerUrl"));
+  proxy = db;
+  server = await startServer({ streamKeepaliveMs: 200 }, undefined, db.through, log.logger);
 });
 afterAll(async () => {
   await proxy.up().catch(() => {});

@@ -9,7 +9,7 @@ import { mintCredential } from "../../src/domain/credentials.ts";
 import { defaultLimits } from "../../src/domain/limits.ts";
 import { body } from "../helpers/http.ts";
 import { startPeer, startServer, type TestServer } from "../helpers/server.ts";
-import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import { startDatabaseProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 
 const limit = 5;
 const settings = {
@@ -21,13 +21,9 @@ let proxy: TcpProxy;
 let server: TestServer;
 let peer: { url: string; close(): Promise<void> };
 beforeAll(async () => {
-  const pg = new URL(inject("pgServerUrl"));
-  proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  server = await startServer(settings, undefined, (url) => {
-    const u = new URL(url);
-    u.host = `127.0.0.1:${proxy.port}`;
-    return u.toString();
-  });
+  const db = await startDatabaseProxy(inject("pgServerUrl"));
+  proxy = db;
+  server = await startServer(settings, undefined, db.through);
   peer = await startPeer(server, settings);
 });
 afterAll(async () => {

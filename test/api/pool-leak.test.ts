@@ -13,18 +13,16 @@ import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Orm, openDatabase } from "../../src/db/orm.ts";
 import { freshDatabase } from "../helpers/db.ts";
-import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import { startDatabaseProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let proxy: TcpProxy;
 let orm: Orm;
 beforeAll(async () => {
   const databaseUrl = await freshDatabase();
-  const pg = new URL(inject("pgServerUrl"));
-  proxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  const url = new URL(databaseUrl);
-  url.host = `127.0.0.1:${proxy.port}`;
-  orm = await openDatabase({ url: url.toString(), poolSize: 2 });
+  const db = await startDatabaseProxy(inject("pgServerUrl"));
+  proxy = db;
+  orm = await openDatabase({ url: db.through(databaseUrl), poolSize: 2 });
 });
 afterAll(async () => {
   await proxy.close();

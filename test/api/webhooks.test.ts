@@ -148,7 +148,12 @@ describe("webhooks", () => {
     expect(mine[0]?.id).toBe(mine[1]?.id);
     expect(mine.every((m) => m.verifiedBy.length === 1)).toBe(true);
 
-    const attempts = await call(`/v1/webhooks/${endpoint.id}/attempts`);
+    // The second attempt is recorded once its answer is in, a moment after the receiver has it.
+    let attempts = await call(`/v1/webhooks/${endpoint.id}/attempts`);
+    await waitFor(async () => {
+      attempts = await call(`/v1/webhooks/${endpoint.id}/attempts`);
+      return attempts.json.attempts.length >= 2;
+    });
     expect(attempts.json.attempts.map((a: JsonBody) => [a.status_code, a.succeeded])).toEqual([
       [200, true],
       [500, false],

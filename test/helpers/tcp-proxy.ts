@@ -94,3 +94,21 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
   };
 }
+
+/**
+ * A proxy in front of the PostgreSQL server at `serverUrl` (the tests' `pgServerUrl`, or a
+ * database's URL on it), and `through(url)`: a database URL on that server, rewritten to
+ * connect through the proxy.
+ */
+export async function startDatabaseProxy(
+  serverUrl: string,
+): Promise<TcpProxy & { through(url: string): string }> {
+  const db = new URL(serverUrl);
+  const proxy = await startTcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
+  const through = (url: string) => {
+    const u = new URL(url);
+    u.host = `127.0.0.1:${proxy.port}`;
+    return u.toString();
+  };
+  return { ...proxy, through };
+}
