@@ -48,12 +48,13 @@ function stream(credential: string) {
   const titles: string[] = [];
   const cleared: { id: string; by: string }[] = [];
   const inbox = createClient(InboxService, createGrpcTransport({ baseUrl: server.url }));
-  const state = { opened: false };
+  const state = { opened: false, keepalives: 0 };
   const ended = (async () => {
     try {
       for await (const m of inbox.subscribe({}, { ...bearer(credential), signal: abort.signal })) {
         state.opened = true;
         if (m.event.case === "notification") titles.push(m.event.value.title);
+        if (m.event.case === "keepalive") state.keepalives++;
         if (m.event.case === "cleared")
           cleared.push({ id: m.event.value.id, by: m.event.value.byDeviceId });
       }
@@ -68,6 +69,10 @@ function stream(credential: string) {
     ended,
     get opened() {
       return state.opened;
+    },
+    /** Keepalives: one at once, then one each time it waited idle (the catch-up done). */
+    get keepalives() {
+      return state.keepalives;
     },
     stop: () => abort.abort(),
   };
@@ -120,9 +125,10 @@ describe("a device's change", () => {
     const onLaptop = stream(laptop.credential);
     const onPhone = listen(server.url, phone.credential);
     try {
-      await waitFor(() => onLaptop.opened);
-      expect(onLaptop.opened).toBe(true);
-      await onPhone.opened;
+      // Both streams caught up and idle (a second keepalive): a stream whose catch-up meets the
+      // outage ends, and its client subscribes again; these test streams would not.
+      await waitFor(() => onLaptop.keepalives >= 2 && onPhone.keepalives() >= 2);
+      expect([onLaptop.keepalives, onPhone.keepalives()].every((k) => k >= 2)).toBe(true);
       // The server's LISTEN connection is cut; the laptop is signed out through the peer, whose
       // news the server cannot hear.
       await proxy.down();
@@ -185,6 +191,10 @@ describe("an acknowledgement made while a process could not listen", () => {
           .length === 1;
       await waitFor(async () => onLaptop.titles.includes("db down, later") && (await phoneHasIt()));
       expect(onLaptop.titles).toContain("db down, later");
+      // Its stream marked it sent and waits idle again (as above: none of its work meets the outage).
+      const kept = onLaptop.keepalives;
+      await waitFor(() => onLaptop.keepalives >= kept + 2);
+      expect(onLaptop.keepalives).toBeGreaterThanOrEqual(kept + 2);
       // The server cannot hear; the phone acknowledges through the peer meanwhile.
       const [awayBefore, backBefore] = [count(away), count(back)];
       await proxy.down();
