@@ -27,6 +27,9 @@ import { Listener } from "./listener.ts";
 import { waitForNews } from "./wait-for-news.ts";
 import { Wakers } from "./wakers.ts";
 
+/** Hands a stream notification ids as new deliveries. */
+const delivered = (sub: StreamSubscriber, ids: string[]) => sub.onIds(ids);
+
 /** What a stream's device accepts: its account, and its topic filter. */
 export interface StreamFilter {
   accountId: string;
@@ -104,7 +107,7 @@ export class StreamHub {
 
   /** Hands each connected stream its deliveries still pending for at least `minAgeMs`. */
   async #catchUp(minAgeMs: number): Promise<void> {
-    await this.#handEach((deviceId) => this.#queue.pendingStream(deviceId, minAgeMs));
+    await this.#handEach((deviceId) => this.#queue.pendingStream(deviceId, minAgeMs), delivered);
   }
 
   /** Live streams connected to this process. */
@@ -199,16 +202,12 @@ export class StreamHub {
    * meanwhile is not among them: it keeps no time of it (the client learns at its next subscribe).
    */
   async #clearedWhileAway(awayMs: number): Promise<void> {
-    for (const [deviceId, subs] of this.#subscribers) {
-      try {
-        const cleared = await this.#queue.clearedSince(deviceId, awayMs + 5_000);
-        for (const c of cleared) for (const s of subs) s.onCleared(c.id, c.by);
-      } catch (err) {
-        this.#outage.failed(err, "clearing a stream's acknowledged notifications failed", {
-          device_id: deviceId,
-        });
-      }
-    }
+    await this.#handEach(
+      (deviceId) => this.#queue.clearedSince(deviceId, awayMs + 5_000),
+      (sub, cleared) => {
+        for (const c of cleared) sub.onCleared(c.id, c.by);
+      },
+    );
   }
 
   /** Rereads these streams' device filters. */
@@ -228,16 +227,15 @@ export class StreamHub {
     const ids = JSON.parse(payload) as string[];
     this.fannedOut.wake(ids);
     if (this.#subscribers.size === 0) return;
-    await this.#handEach((deviceId) => this.#queue.streamBacklog(deviceId, { ids }));
+    await this.#handEach((deviceId) => this.#queue.streamBacklog(deviceId, { ids }), delivered);
   }
 
   /**
-   * For each connected device, its notification ids by `find`, handed to its streams (as new
-   * deliveries, unless `hand` says otherwise).
+   * For each connected device, what `find` finds of it, handed to its streams by `hand`.
    */
-  async #handEach(
-    find: (deviceId: string) => Promise<string[]>,
-    hand: (sub: StreamSubscriber, ids: string[]) => void = (sub, ids) => sub.onIds(ids),
+  async #handEach<T>(
+    find: (deviceId: string) => Promise<T[]>,
+    hand: (sub: StreamSubscriber, found: T[]) => void,
   ): Promise<void> {
     for (const [deviceId, subs] of this.#subscribers) {
       try {
