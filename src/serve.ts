@@ -13,6 +13,7 @@ import { createSenders } from "./delivery/senders/index.ts";
 import { endingSignals } from "./ending-signals.ts";
 import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
+import { watchOpenFiles } from "./observability/open-files.ts";
 import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
 import { heartbeatMs, type ServingMessage } from "./supervisor/pool.ts";
 import { listenOptions } from "./supervisor/port.ts";
@@ -68,6 +69,7 @@ export function serve(config: Config): void {
       ).unref();
     }
     releaseStartupMemory();
+    watchOpenFiles(log);
   }
 
   start().catch((err: unknown) => {
