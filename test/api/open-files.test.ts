@@ -8,18 +8,10 @@ import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { spawnHerald } from "../helpers/process.ts";
+import { logLines as lines, spawnHerald } from "../helpers/process.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { servingProcesses } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
-
-/** The serving processes' JSON log lines whose message starts with `prefix`. */
-const lines = (out: string, prefix: string) =>
-  out
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((l) => typeof l.msg === "string" && l.msg.startsWith(prefix));
 
 describe("a serving process near its open-files limit", () => {
   it("says so once, with the numbers, and once when it is back under", async () => {

@@ -7,21 +7,12 @@ import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { launchHerald, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { launchHerald, logLines, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { alive, servingProcesses } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const dataDir = () => tempDir("herald-supervise-");
-
-/** The supervisor's JSON log lines with this message prefix. */
-function logLines(out: string, prefix: string): Record<string, unknown>[] {
-  return out
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((l) => typeof l.msg === "string" && l.msg.startsWith(prefix));
-}
 
 describe("the supervisor", () => {
   it("replaces processes that die serving or starting, backing off while a slot dies young", async () => {

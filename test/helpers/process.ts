@@ -110,3 +110,12 @@ export async function waitForKey(proc: HeraldProcess, ms = 10_000): Promise<stri
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Herald's JSON log lines (supervisor's and serving processes') whose message starts with `prefix`. */
+export function logLines(out: string, prefix: string): Record<string, unknown>[] {
+  return out
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => typeof l.msg === "string" && l.msg.startsWith(prefix));
+}
