@@ -3,8 +3,11 @@
  * claimed by the worker; the process holding the device's stream reads them here and marks
  * them `sent` as it writes them (mark-streamed.ts).
  */
+import { uuidv7Floor } from "../../domain/month.ts";
 import { jsonIds } from "../json-ids.ts";
 import type { Db } from "../orm.ts";
+
+const dayMs = 24 * 60 * 60 * 1000;
 
 /** Most ids of a catch-up read at once. */
 export const backlogPage = 1_000;
@@ -86,14 +89,9 @@ export async function clearedSince(
   return db.execute<{ id: string; by: string }[]>(
     `select d.notification_id as id, coalesce(n.acknowledged_by::text, '') as by
        from delivery d join notification n on n.id = d.notification_id
-      where d.device_id = ? and d.notification_id >= ${idsSince("interval '24 hours'")}
+      where d.device_id = ? and d.notification_id >= ?::uuid
         and n.acknowledged_at > now() - make_interval(secs => ?)
       order by d.notification_id`,
-    [deviceId, withinMs / 1000],
+    [deviceId, uuidv7Floor(Date.now() - dayMs), withinMs / 1000],
   );
 }
-
-/** The least UUIDv7 made `ago` (an SQL interval) before now: ids are time-ordered. */
-const idsSince = (ago: string) =>
-  `(lpad(to_hex((extract(epoch from now() - ${ago}) * 1000)::bigint), 12, '0')
-     || '00000000000000000000')::uuid`;
