@@ -17,8 +17,19 @@ import type { Pool, PoolClient } from "pg";
 
 export function guardPool(pool: Pool): void {
   pool.on("acquire", (client: PoolClient) => {
-    // pg-pool gives the client its `release` right after this event, before its caller sees it.
-    queueMicrotask(() => guard(client));
+    // pg-pool gives the client its `release` right after this event, and may call it at once
+    // itself (a waiter whose connect timed out meanwhile): guarded as it is set. Guarded a
+    // microtask later, as it was, such a client was already back in the pool, and its end
+    // released it again, which pg-pool throws on (uncaught, in database-restart.test).
+    let guarded: PoolClient["release"] | undefined;
+    Object.defineProperty(client, "release", {
+      configurable: true,
+      enumerable: true,
+      get: () => guarded,
+      set: (release: PoolClient["release"]) => {
+        guarded = guard(client, release);
+      },
+    });
   });
   // The promise form only: pg-pool's own `query` asks with a callback and releases by itself.
   const connect = pool.connect.bind(pool) as Pool["connect"];
@@ -32,8 +43,8 @@ export function guardPool(pool: Pool): void {
     callback ? connect(callback) : closing()) as Pool["connect"];
 }
 
-function guard(client: PoolClient): void {
-  const release = client.release;
+/** `release`, given back once, and at once if the connection ends or fails first. */
+function guard(client: PoolClient, release: PoolClient["release"]): PoolClient["release"] {
   let released = false;
   const once = (err?: Error | boolean) => {
     if (released) return;
@@ -46,5 +57,5 @@ function guard(client: PoolClient): void {
   const ended = () => once(new Error("the database connection ended"));
   client.on("error", broke);
   client.on("end", ended);
-  client.release = once;
+  return once;
 }
