@@ -185,6 +185,24 @@ describe("APNs", () => {
     expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(2000);
   });
 
+  it("waits out a 429's Retry-After for a notification with a replace key too", async () => {
+    // Its collapse id is the replace key's tag, not its id: the answer's Retry-After was kept
+    // under the one and looked for under the other (never honoured, never let go).
+    const p = await phone();
+    apns.script(p.pushToken, [{ status: 429, reason: "TooManyRequests", retryAfter: "2" }]);
+    const res = await notify(
+      server,
+      { title: "build 7", replace_key: "build" },
+      { authorization: `Bearer ${p.token}` },
+    );
+    const n = await settled(server, p.token, res.json.id, 15000);
+    expect(n.status).toBe("sent");
+    const pushes = apns.received.filter((r) => r.token === p.pushToken);
+    expect(pushes[0]?.headers["apns-collapse-id"]).not.toBe(res.json.id);
+    const times = pushes.map((r) => r.at);
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(2000);
+  });
+
   it("reports DeviceTokenNotForTopic as our configuration (the bundle id), keeping the device", async () => {
     const p = await phone();
     apns.script(p.pushToken, [{ status: 400, reason: "DeviceTokenNotForTopic" }]);
@@ -202,6 +220,31 @@ describe("APNs", () => {
       p.deviceId,
     ]);
     expect(row).toMatchObject({ enabled: true });
+  });
+
+  it("sends again with a new provider token when APNs calls the token expired", async () => {
+    // What APNs answers when apns2 kept its token past the hour by its own clock (a wall clock
+    // stepped back, or behind Apple's): before, the push failed as a misconfiguration.
+    const p = await phone();
+    apns.script(p.pushToken, [{ status: 403, reason: "ExpiredProviderToken" }]);
+    const res = await notify(server, { title: "stale" }, { authorization: `Bearer ${p.token}` });
+    const n = await settled(server, p.token, res.json.id);
+    expect(n.status).toBe("sent");
+    const pushes = apns.received.filter((r) => r.token === p.pushToken);
+    expect(pushes).toHaveLength(2);
+    expect(pushes[1]?.headers.authorization).not.toBe(pushes[0]?.headers.authorization);
+  });
+
+  it("reports a provider token called expired even when new as this machine's clock", async () => {
+    const p = await phone();
+    apns.script(p.pushToken, [
+      { status: 403, reason: "ExpiredProviderToken" },
+      { status: 403, reason: "ExpiredProviderToken" },
+    ]);
+    const res = await notify(server, { title: "clock" }, { authorization: `Bearer ${p.token}` });
+    const n = await settled(server, p.token, res.json.id);
+    expect(n.status).toBe("failed");
+    expect(n.device_deliveries[0].last_error).toMatch(/ExpiredProviderToken.*clock/);
   });
 
   it("reports a provider-token error as configuration, keeping the device", async () => {

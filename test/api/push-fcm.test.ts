@@ -192,6 +192,19 @@ describe("FCM", () => {
     expect(row).toMatchObject({ enabled: true });
   });
 
+  it("fetches a new access token and sends again when FCM calls Herald's expired", async () => {
+    const a = await android();
+    const first = await notify(server, { title: "one" }, { authorization: `Bearer ${a.token}` });
+    expect((await settled(server, a.token, first.json.id)).status).toBe("sent");
+    const before = fcm.received.filter((r) => r.token === a.pushToken).length;
+    fcm.expireTokens();
+    const res = await notify(server, { title: "two" }, { authorization: `Bearer ${a.token}` });
+    const n = await settled(server, a.token, res.json.id);
+    expect(n.status).toBe("sent");
+    expect(fcm.received.filter((r) => r.token === a.pushToken)).toHaveLength(before + 1);
+    expect(fcm.tokensIssued()).toBe(1);
+  });
+
   it("reports THIRD_PARTY_AUTH_ERROR as configuration, keeping the device", async () => {
     const a = await android();
     fcm.script(a.pushToken, [{ status: 401, fcmError: "THIRD_PARTY_AUTH_ERROR" }]);

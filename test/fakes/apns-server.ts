@@ -121,6 +121,7 @@ export async function startFakeApns(
           "apns-collapse-id": pick("apns-collapse-id"),
           "apns-push-type": pick("apns-push-type"),
           "apns-topic": pick("apns-topic"),
+          authorization: pick("authorization"),
         },
         payload: JSON.parse(body.toString("utf8")),
         payloadBytes: body.length,

@@ -37,6 +37,11 @@ export interface FakeFcm {
   agent: Agent;
   received: ReceivedFcm[];
   tokensIssued: () => number;
+  /**
+   * Forgets every access token issued, as Google does with one past its hour: what firebase-admin
+   * meets when it kept one longer by its own clock (a wall clock stepped back).
+   */
+  expireTokens(): void;
   /** HTTP/2 connections opened to it so far. */
   sessionsOpened: () => number;
   script(
@@ -188,6 +193,7 @@ export async function startFakeFcm(): Promise<FakeFcm> {
     agent: new RedirectingAgent(port, cert, { keepAlive: true }),
     received,
     tokensIssued: () => issued.size,
+    expireTokens: () => issued.clear(),
     sessionsOpened: connections.sessionsOpened,
     script(token, answers) {
       scripts.set(token, [...answers]);

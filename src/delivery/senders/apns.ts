@@ -37,6 +37,9 @@ const configReasons: Record<string, string> = {
   MissingTopic: "check HERALD_APNS_BUNDLE_ID",
   BadCertificateEnvironment: "check HERALD_APNS_ENV (sandbox or production)",
   BadEnvironmentKeyInToken: "check HERALD_APNS_ENV (sandbox or production)",
+  // Only after a new token was refused too (send's retry): Apple's clock is an hour ahead.
+  ExpiredProviderToken:
+    "APNs read a new provider token as over an hour old: check this machine's clock",
 };
 const retryStatuses = new Set([429, 500, 503]);
 
@@ -93,8 +96,11 @@ class RetryAfterOrigin extends H2Origin {
     return res;
   }
 
-  /** The Retry-After of the last refused push of this notification to this token, once. */
-  takeRetryAfter(token: string, collapseId: string): string | undefined {
+  /**
+   * The Retry-After of the last refused push to this token under this collapse id (the one sent:
+   * a replace key's tag, or none for a clear), once.
+   */
+  takeRetryAfter(token: string, collapseId: string | undefined): string | undefined {
     const key = `/3/device/${encodeURIComponent(token)} ${collapseId}`;
     const value = this.#retryAfter.get(key);
     this.#retryAfter.delete(key);
@@ -135,16 +141,26 @@ export function createApnsSender(opts: ApnsOptions): Sender {
           return JSON.stringify(measured.n.buildApnsOptions());
         },
       );
+      const built = measured?.p === preview ? measured.n : undefined;
+      const notification = built ?? build(msg, token, opts.bundleId, preview);
       try {
-        const built = measured?.p === preview ? measured.n : undefined;
-        await client.send(built ?? build(msg, token, opts.bundleId, preview));
+        await client.send(notification).catch((err: unknown) => {
+          // apns2 keeps its provider token 55 minutes by the wall clock, so one stepped back
+          // (or behind Apple's) sends it past its hour. apns2 drops it on this answer: sent
+          // once more, with a new one, the push is not lost.
+          if (err instanceof ApnsError && err.reason === "ExpiredProviderToken") {
+            return client.send(notification);
+          }
+          throw err;
+        });
         return { kind: "ok" };
       } catch (err) {
         if (!(err instanceof ApnsError)) {
           return { kind: "retry", reason: `APNs: ${(err as Error).message}` };
         }
         const why = `APNs ${err.statusCode} ${err.reason}`;
-        const after = retryAfterMs(pool.takeRetryAfter(token, msg.notificationId));
+        const sentAs = notification.options.collapseId;
+        const after = retryAfterMs(pool.takeRetryAfter(token, sentAs));
         if (deadReasons.has(err.reason)) return { kind: "dead_token", reason: why };
         if (retryStatuses.has(err.statusCode)) {
           return {

@@ -8,10 +8,11 @@ import type { ClientHttp2Session } from "node:http2";
 import type { Agent } from "node:https";
 import type { Duplex } from "node:stream";
 import type { ConnectionOptions } from "node:tls";
-import { type App, cert, deleteApp, initializeApp } from "firebase-admin/app";
+import { type App, deleteApp, initializeApp } from "firebase-admin/app";
 import { getMessaging, type Message } from "firebase-admin/messaging";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { fcmPriority } from "../../domain/priority.ts";
+import { RenewableCredential } from "./fcm-credential.ts";
 import { H2Origin } from "./h2-origin.ts";
 import {
   type PushMessage,
@@ -140,6 +141,17 @@ function tokenServiceDown(code: string, cause: unknown): boolean {
   return status === undefined || status === 429 || status >= 500;
 }
 
+/**
+ * FCM refused the OAuth access token itself (401 UNAUTHENTICATED with no FCM error code; FCM's
+ * THIRD_PARTY_AUTH_ERROR, also a 401, is about the app's APNs or Web Push credentials).
+ */
+function accessTokenRefused(err: unknown): boolean {
+  const res = (err as { httpResponse?: { status?: number; data?: unknown } }).httpResponse;
+  if (res?.status !== 401) return false;
+  const error = (res.data as { error?: { details?: { errorCode?: string }[] } } | undefined)?.error;
+  return !error?.details?.some((d) => d.errorCode === "THIRD_PARTY_AUTH_ERROR");
+}
+
 /** What a failed send means: firebase-admin's error codes (or a connection's) as an outcome. */
 function outcomeOf(err: unknown): SendResult {
   const e = err as {
@@ -182,8 +194,9 @@ function outcomeOf(err: unknown): SendResult {
 
 export function createFcmSender(opts: FcmOptions): Sender {
   const agent = opts.agent ?? providerAgent();
+  const credential = new RenewableCredential(opts.serviceAccountFile, agent);
   const app: App = initializeApp(
-    { credential: cert(opts.serviceAccountFile, agent), httpAgent: agent },
+    { credential, projectId: credential.projectId, httpAgent: agent },
     `herald-fcm-${randomUUID()}`,
   );
   const messaging = getMessaging(app);
@@ -210,8 +223,14 @@ export function createFcmSender(opts: FcmOptions): Sender {
           return JSON.stringify({ notification: m.notification, data: m.data });
         },
       );
+      const message = build(msg, token, preview);
       try {
-        await messaging.send(build(msg, token, preview));
+        await messaging.send(message).catch(async (err: unknown) => {
+          // The token kept past Google's hour (fcm-credential.ts): sent once more with a new one.
+          if (!accessTokenRefused(err)) throw err;
+          await credential.renew();
+          return messaging.send(message);
+        });
         return { kind: "ok" };
       } catch (err) {
         return outcomeOf(err);
