@@ -3,7 +3,10 @@
  * sessions: a few connections, each carrying as many streams at once as the server's SETTINGS
  * allow; what finds them all full waits for a stream to end. A connection the server closes
  * or sends GOAWAY on takes no new streams (those on it finish or fail; a failed send is retried
- * by the worker), and the next request opens another.
+ * by the worker), and the next request opens another. One that goes silent (a NAT or firewall
+ * that forgot it drops its packets without a word, and TCP would take a quarter of an hour to
+ * say so) is found by a PING, sent when a request starts on a connection quiet for 30 s and
+ * when a request on it times out, and ended when the PING is not answered in 2 s.
  *
  * `request` answers the part of undici's `Dispatcher.request` that apns2 calls (a status,
  * headers and a body to read as JSON); `use` lends a session for one stream to a client that
@@ -11,8 +14,17 @@
  * on a request where `http2` itself spends 36-57 µs (measured against a local TLS server, 100
  * at once); a fan-out pays that per iPhone.
  */
-import http2, { type ClientHttp2Session, type IncomingHttpHeaders } from "node:http2";
+import http2, { type ClientHttp2Session } from "node:http2";
 import type { Duplex } from "node:stream";
+import {
+  type Connection,
+  capacity,
+  exchange,
+  type H2Request,
+  type H2Response,
+  probe,
+  RefusedStream,
+} from "./h2-connection.ts";
 
 export interface H2OriginOptions {
   /** Connections at most (default 4). */
@@ -28,52 +40,17 @@ export interface H2OriginOptions {
   connect?: () => Duplex;
   /** A connection with no stream for this long is closed (default: kept until the server ends it). */
   idleMs?: number;
+  /**
+   * A connection heard nothing from for this long is sent a PING as a request starts on it
+   * (default 30 s); so is one a request timed out on.
+   */
+  quietMs?: number;
+  /** A PING not answered in this time ends its connection and fails its streams (default 2 s). */
+  probeMs?: number;
 }
 
-export interface H2Request {
-  path: string;
-  method: string;
-  headers: Record<string, string>;
-  body?: string | Buffer;
-}
+export type { H2Request, H2Response } from "./h2-connection.ts";
 
-/**
- * The answer, read whole (push services answer a few hundred bytes at most); apns2 reads a
- * refusal's body as JSON.
- */
-export interface H2Response {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
-  body: { json(): Promise<unknown> };
-}
-
-/**
- * A connection and the streams open on it. It is in the pool (`#connections`) until it closes
- * or is told GOAWAY; then it takes no new streams.
- */
-interface Connection {
-  session: ClientHttp2Session;
-  open: number;
-  /** The server's SETTINGS arrived: its stream limit is known. */
-  ready: boolean;
-  /** Settles when the SETTINGS arrive, or fails with the connection (handled: only awaited). */
-  settings: Promise<void>;
-}
-
-/**
- * Streams at once on one connection: the server's SETTINGS_MAX_CONCURRENT_STREAMS, but no more
- * than 100 (APNs allows up to 1,000; four connections of 100 carry a push account's share of
- * 400 sends in flight, as undici's pool did before).
- */
-const streamsPerConnection = 100;
-const capacity = (c: Connection) =>
-  Math.min(
-    c.session.remoteSettings.maxConcurrentStreams ?? streamsPerConnection,
-    streamsPerConnection,
-  );
-
-/** A stream the server did not process (RST_STREAM REFUSED_STREAM, or past its GOAWAY). */
-class RefusedStream extends Error {}
 /** A refused stream is sent again on another stream this many times at most (RFC 9113 §8.7). */
 const refusedRetries = 3;
 
@@ -88,13 +65,18 @@ export class H2Origin {
 
   constructor(origin: string, opts: H2OriginOptions = {}) {
     this.#origin = origin;
-    this.#o = { connections: 4, timeoutMs: 10_000, ...opts };
+    this.#o = { connections: 4, timeoutMs: 10_000, quietMs: 30_000, probeMs: 2_000, ...opts };
   }
 
   async request(req: H2Request): Promise<H2Response> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.use((session) => this.#exchange(session, req));
+        return await this.#use((c) =>
+          exchange(c, req, this.#o.timeoutMs, () =>
+            // A slow answer, or a connection gone silent: a PING tells which.
+            probe(c, this.#o.probeMs, true, () => this.#wakeAll()),
+          ),
+        );
       } catch (err) {
         if (!(err instanceof RefusedStream) || attempt >= refusedRetries) throw err;
       }
@@ -106,11 +88,19 @@ export class H2Origin {
    * session it is given (firebase-admin's HTTP/2 client does, for FCM), and the room is free
    * again when it settles.
    */
-  async use<T>(exchange: (session: ClientHttp2Session) => Promise<T>): Promise<T> {
+  use<T>(exchange: (session: ClientHttp2Session) => Promise<T>): Promise<T> {
+    return this.#use((c) => exchange(c.session));
+  }
+
+  async #use<T>(exchange: (c: Connection) => Promise<T>): Promise<T> {
     const c = await this.#connection();
+    if (performance.now() - c.heardAt >= this.#o.quietMs)
+      probe(c, this.#o.probeMs, false, () => this.#wakeAll());
     c.open++;
     try {
-      return await exchange(c.session);
+      const answered = await exchange(c);
+      c.heardAt = performance.now();
+      return answered;
     } finally {
       c.open--;
       this.#waiting.shift()?.();
@@ -131,6 +121,8 @@ export class H2Origin {
       let free: Connection | undefined;
       let halfFull = true;
       for (const c of this.#connections) {
+        // Being ended (its close comes a tick later), or under suspicion: no new streams.
+        if (c.suspect || c.session.destroyed) continue;
         if (!c.ready) {
           connecting ??= c;
           continue;
@@ -160,7 +152,15 @@ export class H2Origin {
     });
     const settled = Promise.withResolvers<void>();
     settled.promise.catch(() => {});
-    const c: Connection = { session, open: 0, ready: false, settings: settled.promise };
+    const c: Connection = {
+      session,
+      open: 0,
+      ready: false,
+      settings: settled.promise,
+      heardAt: performance.now(),
+      probing: false,
+      suspect: false,
+    };
     // A server that takes the connection and says nothing (a black hole, or no HTTP/2) would
     // hold every request waiting for its SETTINGS: it gets the stream timeout, then is closed.
     const silence = setTimeout(
@@ -192,47 +192,6 @@ export class H2Origin {
     session.unref();
     this.#connections.push(c);
     return c;
-  }
-
-  #exchange(session: ClientHttp2Session, req: H2Request): Promise<H2Response> {
-    return new Promise((resolve, reject) => {
-      let stream: http2.ClientHttp2Stream;
-      try {
-        stream = session.request({ ":method": req.method, ":path": req.path, ...req.headers });
-      } catch (err) {
-        // The session went away (GOAWAY, closed) since it was chosen: nothing was sent.
-        return reject(new RefusedStream((err as Error).message));
-      }
-      let head: IncomingHttpHeaders | undefined;
-      let failure: Error | undefined;
-      const chunks: Buffer[] = [];
-      stream.setTimeout(this.#o.timeoutMs, () => {
-        failure = new Error("the push service did not answer in time");
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-      });
-      stream.on("response", (h) => {
-        head = h;
-      });
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("error", (err: Error) => {
-        failure ??= err;
-      });
-      stream.on("close", () => {
-        if (head) {
-          const text = Buffer.concat(chunks).toString("utf8");
-          return resolve({
-            statusCode: Number(head[":status"]),
-            headers: head,
-            body: { json: async () => JSON.parse(text) as unknown },
-          });
-        }
-        if (stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM) {
-          return reject(new RefusedStream("the push service refused the stream unprocessed"));
-        }
-        reject(failure ?? new Error("the push service closed the stream unanswered"));
-      });
-      stream.end(req.body);
-    });
   }
 
   /** Every waiting request looks again (a connection is ready or gone, or the pool closed). */
