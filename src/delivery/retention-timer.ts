@@ -34,7 +34,7 @@ export class RetentionTimer {
     this.#purging ??= this.#retention
       .purge(this.#days)
       .then((purged) => {
-        if (purged.notifications + purged.idempotencyRecords + purged.deviceLogins > 0)
+        if (Object.values(purged).some((n) => n > 0))
           this.#log.info({ ...purged, retention_days: this.#days }, "retention purge");
       })
       .catch((err: unknown) => this.#log.warn({ err }, "retention purge failed"))

@@ -1,6 +1,8 @@
 /**
  * Retention: notifications older than the retention period go, with their deliveries; expired
  * idempotency records go; what is kept stays; and the month's quota still counts what went.
+ * Webhook events (with their deliveries) and attempts go at the same age; so do pairing codes
+ * and setup links long expired. Before, those tables grew for as long as Herald ran.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RetentionRepository } from "../../src/db/repositories/retention.ts";
@@ -139,5 +141,70 @@ describe("retention", () => {
     });
     expect(poll.status).toBe(200);
     expect((await body(poll)).status).toBe("expired_token");
+  });
+
+  it("deletes webhook events and attempts past the retention period, pairing codes and setup links long expired", async () => {
+    const db = server.databaseUrl;
+    const [endpoint] = await sql<{ id: string }>(
+      db,
+      `insert into webhook_endpoint (id, project_id, url, event_types, secret_key_id, secret_box)
+       values ($1, $2, 'https://hooks.example.com/retention', '{notification.sent}', 'k', '\\x00')
+       returning id`,
+      [uuidv7(), server.projectId],
+    );
+    const event = async (daysAgo: number) => {
+      const [row] = await sql<{ id: string }>(
+        db,
+        `insert into webhook_event (project_id, type, subject, payload, created_at)
+         values ($1, 'notification.sent', $2, '{}', now() - $3 * interval '1 day') returning id`,
+        [server.projectId, uuidv7(), daysAgo],
+      );
+      await sql(
+        db,
+        `insert into webhook_delivery (event_id, endpoint_id, state) values ($1, $2, 'delivered')`,
+        [row?.id, endpoint?.id],
+      );
+      await sql(
+        db,
+        `insert into webhook_attempt (event_id, endpoint_id, status_code, duration_ms, attempted_at)
+         values ($1, $2, 200, 5, now() - $3 * interval '1 day')`,
+        [row?.id, endpoint?.id, daysAgo],
+      );
+      return row?.id as string;
+    };
+    const [old, kept] = [await event(31), await event(29)];
+    const [account] = await sql<{ account_id: string }>(
+      db,
+      "select account_id from project where id = $1",
+      [server.projectId],
+    );
+    await sql(
+      db,
+      `insert into pairing_code (code, account_id, expires_at) values
+         ('RETOLD', $1, now() - interval '2 hours'), ('RETNEW', $1, now() + interval '5 minutes')`,
+      [account?.account_id],
+    );
+    await sql(
+      db,
+      `insert into setup_link (digest, account_id, expires_at) values
+         ('\\x01', $1, now() - interval '2 hours'), ('\\x02', $1, now() + interval '1 day')`,
+      [account?.account_id],
+    );
+    const purged = await new RetentionRepository(server.orm).purge(30);
+    expect(purged.webhookEvents).toBe(1);
+    expect(purged.webhookAttempts).toBe(1);
+    const ids = async (q: string) => (await sql<{ id: string }>(db, q)).map((r) => r.id);
+    expect(await ids("select id from webhook_event")).toEqual([kept]);
+    expect(await ids("select event_id as id from webhook_delivery")).toEqual([kept]);
+    expect(await ids("select event_id as id from webhook_attempt")).toEqual([kept]);
+    expect(old).not.toBe(kept);
+    expect(await ids("select code as id from pairing_code where code like 'RET%'")).toEqual([
+      "RETNEW",
+    ]);
+    expect(
+      await ids(
+        "select encode(digest, 'hex') as id from setup_link where digest in ('\\x01', '\\x02')",
+      ),
+    ).toEqual(["02"]);
   });
 });

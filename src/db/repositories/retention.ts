@@ -1,8 +1,9 @@
 /**
  * Retention: notifications (with their deliveries) are deleted once older than the retention
- * period, idempotency records once expired (24 hours), device logins an hour after expiring. Deletes go in batches of a few
- * thousand rows, each its own short statement, so a purge never holds locks for long; several
- * processes may purge at once (rows are taken with SKIP LOCKED).
+ * period, and so are webhook events (with their deliveries) and attempts; idempotency records
+ * once expired (24 hours); device logins, pairing codes and setup links an hour after expiring.
+ * Deletes go in batches of a few thousand rows, each its own short statement, so a purge never
+ * holds locks for long; several processes may purge at once (rows are taken with SKIP LOCKED).
  */
 import { uuidv7Floor } from "../../domain/month.ts";
 import type { Orm } from "../orm.ts";
@@ -13,6 +14,8 @@ export interface Purged {
   notifications: number;
   idempotencyRecords: number;
   deviceLogins: number;
+  webhookEvents: number;
+  webhookAttempts: number;
 }
 
 export class RetentionRepository {
@@ -28,41 +31,65 @@ export class RetentionRepository {
 
   async purge(retentionDays: number, now = new Date()): Promise<Purged> {
     const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
-    let notifications = 0;
-    for (;;) {
-      const n = await this.#purgeNotifications(cutoff);
-      notifications += n;
-      if (n < batch) break;
-    }
-    let idempotencyRecords = 0;
-    for (;;) {
-      const rows = await this.#db.execute<{ n: string | number }[]>(
-        `with gone as (
-           delete from idempotency_record r using (
-             select project_id, key from idempotency_record where expires_at < ?
-              limit ? for update skip locked
-           ) x where r.project_id = x.project_id and r.key = x.key
-           returning 1
-         ) select count(*) as n from gone`,
+    const hourAgo = new Date(now.getTime() - 3_600_000);
+    const notifications = await this.#inBatches(() => this.#purgeNotifications(cutoff));
+    const idempotencyRecords = await this.#inBatches(() =>
+      this.#count(
+        `delete from idempotency_record r using (
+           select project_id, key from idempotency_record where expires_at < ?
+            limit ? for update skip locked
+         ) x where r.project_id = x.project_id and r.key = x.key`,
         [now, batch],
-      );
-      const n = Number(rows[0]?.n ?? 0);
-      idempotencyRecords += n;
-      if (n < batch) break;
-    }
-    // Device logins an hour past their expiry: polling answers `expired_token` with or without
-    // the row, and its user code becomes free for new logins.
-    const logins = await this.#db.execute<{ n: string | number }[]>(
-      `with gone as (
-         delete from device_login where expires_at < ? returning 1
-       ) select count(*) as n from gone`,
-      [new Date(now.getTime() - 3_600_000)],
+      ),
     );
-    // Rate buckets untouched for an hour are full again: their rows only take room.
-    await this.#db.execute("delete from rate_bucket where updated_at < ?", [
-      new Date(now.getTime() - 3_600_000),
+    // A webhook event's deliveries go with it (cascade); a delivery still being retried a
+    // retention period on is given up with it.
+    const webhookEvents = await this.#inBatches(() =>
+      this.#count(
+        `delete from webhook_event e using (
+           select id from webhook_event where created_at < ? limit ? for update skip locked
+         ) x where e.id = x.id`,
+        [cutoff, batch],
+      ),
+    );
+    const webhookAttempts = await this.#inBatches(() =>
+      this.#count(
+        `delete from webhook_attempt a using (
+           select id from webhook_attempt where attempted_at < ? limit ? for update skip locked
+         ) x where a.id = x.id`,
+        [cutoff, batch],
+      ),
+    );
+    // Device logins an hour past their expiry: polling answers `expired_token` with or without
+    // the row, and its user code becomes free for new logins. Pairing codes and setup links
+    // answer the same without theirs.
+    const deviceLogins = await this.#count("delete from device_login where expires_at < ?", [
+      hourAgo,
     ]);
-    return { notifications, idempotencyRecords, deviceLogins: Number(logins[0]?.n ?? 0) };
+    await this.#db.execute("delete from pairing_code where expires_at < ?", [hourAgo]);
+    await this.#db.execute("delete from setup_link where expires_at < ?", [hourAgo]);
+    // Rate buckets untouched for an hour are full again: their rows only take room.
+    await this.#db.execute("delete from rate_bucket where updated_at < ?", [hourAgo]);
+    return { notifications, idempotencyRecords, deviceLogins, webhookEvents, webhookAttempts };
+  }
+
+  /** Runs `once` (a batch) until a batch comes back short; what it deleted in all. */
+  async #inBatches(once: () => Promise<number>): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await once();
+      total += n;
+      if (n < batch) return total;
+    }
+  }
+
+  /** The rows a `delete` statement (without `returning`) deletes. */
+  async #count(deletion: string, params: unknown[]): Promise<number> {
+    const rows = await this.#db.execute<{ n: string | number }[]>(
+      `with gone as (${deletion} returning 1) select count(*) as n from gone`,
+      params,
+    );
+    return Number(rows[0]?.n ?? 0);
   }
 
   /**
