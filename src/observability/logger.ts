@@ -22,13 +22,38 @@ export interface LoggerOptions {
 let pending: string[] = [];
 let exitHooked = false;
 
+/**
+ * What stdout may hold unwritten for a reader that stalled (a log collector, `| less` paused):
+ * past it, log lines are dropped and counted, and the count is logged once stdout has taken what
+ * it held. Lines for a person (`say`) are never dropped.
+ */
+const heldAtMostBytes = 4 * 1024 * 1024;
+let dropped = 0;
+/** The logger that says how many lines were dropped (the last one made). */
+let noticer: Logger | undefined;
+
+function noticeDropped(): void {
+  const lines = dropped;
+  dropped = 0;
+  noticer?.warn(
+    { dropped_lines: lines },
+    `log lines dropped: stdout was not read while ${heldAtMostBytes / 1024 / 1024} MiB of them waited`,
+  );
+}
+
 /** Writes the pending log lines. */
 function flushLines(): void {
   const lines = pending;
   if (lines.length === 0) return;
   pending = [];
-  if (process.stdout.destroyed || !process.stdout.writable) return;
-  process.stdout.write(lines.length === 1 ? (lines[0] as string) : lines.join(""));
+  const out = process.stdout;
+  if (out.destroyed || !out.writable) return;
+  if (out.writableLength > heldAtMostBytes) {
+    if (dropped === 0) out.once("drain", noticeDropped);
+    dropped += lines.length;
+    return;
+  }
+  out.write(lines.length === 1 ? (lines[0] as string) : lines.join(""));
 }
 
 /**
@@ -75,7 +100,8 @@ export function createLogger(opts: LoggerOptions): Logger {
           messageFormat: "{if role}{role}: {end}{msg}",
         })
       : lineSink;
-  return pino({ level: opts.level, base: { pid: process.pid, role: opts.role } }, destination);
+  noticer = pino({ level: opts.level, base: { pid: process.pid, role: opts.role } }, destination);
+  return noticer;
 }
 
 /** pino-pretty, loaded only for a terminal: JSON logs never hold it. */
