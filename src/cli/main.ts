@@ -247,20 +247,32 @@ async function readStdin(waitMs?: number): Promise<string | undefined> {
 
 /**
  * Key presses from a terminal, in raw mode while someone listens (Ctrl-C then arrives as a key,
- * not a signal: it aborts as SIGINT would).
+ * not a signal: it aborts as SIGINT would). Ctrl-Z too arrives as a key: the terminal is given
+ * back and the job stopped (SIGTSTP to its process group, as the terminal would send), and the
+ * keys are taken again when it runs again (`fg`).
  */
 function keysOnTerminal(abort: AbortController) {
   return (handler: (key: string) => void) => {
+    const raw = () => process.stdin.setRawMode(true);
+    const suspend = () => {
+      process.stdin.setRawMode(false);
+      // Discarded when no shell's job control stands above it (an orphaned process group).
+      process.kill(0, "SIGTSTP");
+      raw();
+    };
     const onData = (d: Buffer) => {
       for (const key of d.toString("utf8")) {
         if (key === "\x03") abort.abort();
+        else if (key === "\x1a") suspend();
         else handler(key);
       }
     };
-    process.stdin.setRawMode(true);
+    raw();
+    process.on("SIGCONT", raw);
     process.stdin.on("data", onData);
     process.stdin.resume();
     return () => {
+      process.off("SIGCONT", raw);
       process.stdin.off("data", onData);
       process.stdin.setRawMode(false);
       process.stdin.pause();

@@ -20,11 +20,16 @@ afterAll(async () => server.close());
 const { loggedIn } = cliFor(() => server);
 const bin = join(import.meta.dirname, "../../bin/herald.mjs");
 
-/** `herald ARGS` on a terminal; returns what the terminal showed, and a way to type. */
-function onTerminal(args: string, env: Record<string, string>) {
+/**
+ * `herald ARGS` on a terminal; returns what the terminal showed, and a way to type. `after`:
+ * shell commands run after it, in a shell with job control (as a person's is), which then
+ * stands between the terminal and herald.
+ */
+function onTerminal(args: string, env: Record<string, string>, after?: string) {
+  const herald = `'${process.execPath}' '${bin}' ${args}`;
   const child = spawn(
     "script",
-    ["-qfec", `exec '${process.execPath}' '${bin}' ${args}`, "/dev/null"],
+    ["-qfec", after ? `bash -c 'set -m; ${herald}; ${after}'` : `exec ${herald}`, "/dev/null"],
     {
       env: { ...process.env, HERALD_URL: server.url, TERM: "xterm", ...env },
       stdio: ["pipe", "pipe", "pipe"],
@@ -86,6 +91,38 @@ describe("on a terminal", () => {
     expect(t.screen().replaceAll("\r\n", "\n")).toContain(
       "#pty  \x1b[1mDisk full\x1b[0m\n          db-1 at 99%",
     );
+  });
+
+  it("Ctrl-Z at listen stops it as a job, its terminal given back; fg takes the keys again", async () => {
+    const h = await loggedIn();
+    const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };
+    // The shell: when herald stops, say so and how the terminal is set, then bring it back.
+    const t = onTerminal(
+      "listen --topic jobs",
+      env,
+      `echo "stopped $?"; stty -a | grep -o -- "-*icanon"; fg; echo "ended $?"`,
+    );
+    await waitFor(() => t.screen().includes("listening for topic jobs"));
+    t.type("\x1a");
+    // Before: in raw mode Ctrl-Z was a key nobody took; herald went on, and the shell waited.
+    const settings = /stopped (\d+)\r?\n(-?icanon)\r?\n/;
+    await waitFor(() => settings.test(t.screen()), 5_000);
+    // Stopped (128 + SIGTSTP), its terminal cooked again (raw mode would show -icanon).
+    expect(settings.exec(t.screen())?.slice(1)).toEqual(["148", "icanon"]);
+    await notify(server, {
+      title: "Deploy while stopped?",
+      topic: "jobs",
+      actions: [{ id: "yes", label: "Deploy" }],
+    });
+    await waitFor(() => t.screen().includes("answer: 1 Deploy"), 10_000);
+    // Its keys are raw again: "1" answers without Enter (a cooked terminal would hold it).
+    t.type("1");
+    await waitFor(() => t.screen().includes("✓ answered: Deploy"), 5_000);
+    expect(t.screen()).toContain("✓ answered: Deploy");
+    t.type("\x03");
+    await waitFor(() => t.screen().includes("ended 0"), 5_000);
+    expect(t.screen()).toContain("ended 0");
+    expect(await t.exited).toBe(0);
   });
 
   it("listen shows a notification with a replace key in place of the one it replaces", async () => {
