@@ -44,22 +44,8 @@ export class RetentionRepository {
     );
     // A webhook event's deliveries go with it (cascade); a delivery still being retried a
     // retention period on is given up with it.
-    const webhookEvents = await this.#inBatches(() =>
-      this.#count(
-        `delete from webhook_event e using (
-           select id from webhook_event where created_at < ? limit ? for update skip locked
-         ) x where e.id = x.id`,
-        [cutoff, batch],
-      ),
-    );
-    const webhookAttempts = await this.#inBatches(() =>
-      this.#count(
-        `delete from webhook_attempt a using (
-           select id from webhook_attempt where attempted_at < ? limit ? for update skip locked
-         ) x where a.id = x.id`,
-        [cutoff, batch],
-      ),
-    );
+    const webhookEvents = await this.#olderThan("webhook_event", "created_at", cutoff);
+    const webhookAttempts = await this.#olderThan("webhook_attempt", "attempted_at", cutoff);
     // Device logins an hour past their expiry: polling answers `expired_token` with or without
     // the row, and its user code becomes free for new logins. Pairing codes and setup links
     // answer the same without theirs.
@@ -71,6 +57,18 @@ export class RetentionRepository {
     // Rate buckets untouched for an hour are full again: their rows only take room.
     await this.#db.execute("delete from rate_bucket where updated_at < ?", [hourAgo]);
     return { notifications, idempotencyRecords, deviceLogins, webhookEvents, webhookAttempts };
+  }
+
+  /** The rows of `table` (keyed by `id`) whose `column` is before `cutoff`, in batches. */
+  #olderThan(table: string, column: string, cutoff: Date): Promise<number> {
+    return this.#inBatches(() =>
+      this.#count(
+        `delete from ${table} t using (
+           select id from ${table} where ${column} < ? limit ? for update skip locked
+         ) x where t.id = x.id`,
+        [cutoff, batch],
+      ),
+    );
   }
 
   /** Runs `once` (a batch) until a batch comes back short; what it deleted in all. */
