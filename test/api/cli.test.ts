@@ -329,6 +329,25 @@ describe("listen --exec, history and status", () => {
     });
   }, 20_000);
 
+  it("says when its command fails, and goes on with the next", async () => {
+    const h = await loggedIn();
+    const listening = cli(
+      ["listen", "--topic", "exec-fails", "--count", "2", "--exec", "cat > /dev/null; exit 3"],
+      { home: h },
+    );
+    await devicesListening(server, "exec-fails");
+    const sender = await loggedIn();
+    const first = await cli(["notify", "hook one", "--topic", "exec-fails"], { home: sender });
+    await cli(["notify", "hook two", "--topic", "exec-fails"], { home: sender });
+    const run = await listening;
+    // Before, a failing command was passed over in silence.
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(
+      `herald: --exec exited with 3 for ${first.stdout.trim()} ("hook one")`,
+    );
+    expect(run.stderr.match(/--exec exited with 3/g)).toHaveLength(2);
+  }, 20_000);
+
   it("lists history and shows a notification's status per device", async () => {
     const h = await loggedIn();
     const sent = await cli(["notify", "history entry", "--topic", "hist"], { home: h });

@@ -148,8 +148,15 @@ export function presenter(
     async notification(n: Notification, quiet = false) {
       const fields = toJson(NotificationSchema, n, { useProtoFieldName: true }) as object;
       const json = JSON.stringify(quiet ? { ...fields, quiet } : fields);
-      if (exec !== undefined) await runExec(exec, json, ctx.io.env, ctx.io.signal);
-      else if (ctx.flags.json)
+      if (exec !== undefined) {
+        const code = await runExec(exec, json, ctx.io.env, ctx.io.signal);
+        // A hook that fails is said, not passed over; the next notification still runs it.
+        if (code !== 0 && !ctx.io.signal?.aborted) {
+          ctx.io.stderr(
+            `herald: --exec exited with ${code} for ${n.id} (${JSON.stringify(n.title)})\n`,
+          );
+        }
+      } else if (ctx.flags.json)
         ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
       else ctx.io.stdout(`${values.bell && !quiet ? "\x07" : ""}${inPlaceOf(n, quiet)}`);
       if (values.desktop && !quiet) desktopNotify(n, ctx.io.env);
