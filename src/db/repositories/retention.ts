@@ -42,8 +42,8 @@ export class RetentionRepository {
         [now, batch],
       ),
     );
-    // A webhook event's deliveries go with it (cascade); a delivery still being retried a
-    // retention period on is given up with it.
+    // A webhook event's deliveries go with it (cascade). Retries end at 24 hours: only a
+    // disabled endpoint's deliveries still wait a retention period on, and are given up.
     const webhookEvents = await this.#olderThan("webhook_event", "created_at", cutoff);
     const webhookAttempts = await this.#olderThan("webhook_attempt", "attempted_at", cutoff);
     // Device logins an hour past their expiry: polling answers `expired_token` with or without
