@@ -119,6 +119,16 @@ export class WebhookWorker {
         ...(answer.ok || tooOld ? {} : { retryAt: next }),
       },
       this.#o.disableAfter,
-    ).catch((err: unknown) => this.#o.log.warn({ err }, "recording a webhook attempt failed"));
+    )
+      .then(({ disabled }) => {
+        // Said where an operator looks (the URL may hold a secret: its id says which).
+        if (disabled) {
+          this.#o.log.warn(
+            { endpoint_id: d.endpoint_id, project_id: disabled.projectId, reason: disabled.reason },
+            "a webhook endpoint was disabled: its events wait until it is enabled again",
+          );
+        }
+      })
+      .catch((err: unknown) => this.#o.log.warn({ err }, "recording a webhook attempt failed"));
   }
 }

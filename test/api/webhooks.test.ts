@@ -21,6 +21,7 @@ import { body, type JsonBody } from "../helpers/http.ts";
 import {
   addProjectWithKey,
   apnsTestSenders,
+  capturedLog,
   notify,
   startPeer,
   startServer,
@@ -38,9 +39,10 @@ const settings = {
 let apns: FakeApns;
 let server: TestServer;
 let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
+const log = capturedLog("info");
 beforeAll(async () => {
   apns = await startFakeApns();
-  server = await startServer(settings, apnsTestSenders(apns));
+  server = await startServer(settings, apnsTestSenders(apns), undefined, log.logger);
   hooks = await startWebhookReceiver();
 });
 afterAll(async () => {
@@ -183,6 +185,18 @@ describe("webhooks", () => {
       return seen?.enabled === false;
     });
     expect(seen?.disabled_reason).toMatch(/disabled after 3 failed attempts in a row.*HTTP 503/);
+    // Said where an operator looks, once (before, only the endpoint's row said it).
+    const saidOf = () =>
+      log.entries().filter((e) => e.msg.startsWith("a webhook endpoint was disabled"));
+    await waitFor(() => saidOf().length > 0);
+    const said = saidOf();
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({
+      endpoint_id: endpoint.id,
+      project_id: server.projectId,
+      reason: seen?.disabled_reason,
+    });
+    expect(log.text()).not.toContain(hooks.url);
     const tries = hooks.received.filter((r) => r.payload.data.id === n.json.id).length;
     expect(tries).toBe(3);
     hooks.answerAlways(undefined);

@@ -122,8 +122,14 @@ export interface WebhookOutcome {
  * run of failures: reset by a success, and at `disableAfter` the endpoint is disabled with the
  * reason.
  */
-export async function settleWebhook(db: Db, o: WebhookOutcome, disableAfter: number) {
-  await db.execute(
+export async function settleWebhook(
+  db: Db,
+  o: WebhookOutcome,
+  disableAfter: number,
+): Promise<{ disabled: { projectId: string; reason: string } | undefined }> {
+  // The settle that disables the endpoint is the one its failures reach `disableAfter` with
+  // (enabling sets them back to 0; later failures, of sends in flight, count past it).
+  const [row] = await db.execute<{ project_id: string; disabled: string | null }[]>(
     `with attempt as (
        insert into webhook_attempt (event_id, endpoint_id, status_code, error, duration_ms)
        values (?, ?, ?, ?, ?)
@@ -142,7 +148,10 @@ export async function settleWebhook(db: Db, o: WebhookOutcome, disableAfter: num
            then format('disabled after %s failed attempts in a row; the last: %s',
                        consecutive_failures + 1, ?::text)
          else disabled_reason end
-     where id = ?`,
+     where id = ?
+     returning project_id,
+               case when not enabled and consecutive_failures = ? then disabled_reason end
+                 as disabled`,
     [
       o.eventId,
       o.endpointId,
@@ -161,6 +170,10 @@ export async function settleWebhook(db: Db, o: WebhookOutcome, disableAfter: num
       disableAfter,
       o.error,
       o.endpointId,
+      disableAfter,
     ],
   );
+  return {
+    disabled: row?.disabled ? { projectId: row.project_id, reason: row.disabled } : undefined,
+  };
 }
