@@ -10,6 +10,7 @@ import { backoffMs, deadline } from "../domain/retry.ts";
 import { openToken } from "./clears.ts";
 import { pushMessageOf } from "./push-message.ts";
 import { type Sender, sendWithin } from "./senders/sender.ts";
+import type { ThrottledLog } from "./throttled-log.ts";
 
 /** What a send needs of its worker. */
 export interface SendDeps {
@@ -18,6 +19,8 @@ export interface SendDeps {
   senders: ReadonlyMap<string, Sender>;
   sendTimeoutMs: number;
   log: Log;
+  /** Where a provider's refusal of Herald's configuration is said (once a minute a platform). */
+  configurationLog: ThrottledLog;
   /** The platform and the send's time (s), for metrics. */
   onSent: (platform: string, seconds: number) => void;
 }
@@ -67,7 +70,8 @@ export async function deliver(
     case "permanent":
       return settle({ state: "failed", error: result.reason });
     case "misconfigured":
-      o.log.error(
+      o.configurationLog.error(
+        d.platform,
         { platform: d.platform, reason: result.reason, notification_id: d.notification_id },
         "the push provider refused Herald's configuration: this send failed, the device is kept",
       );

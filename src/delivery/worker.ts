@@ -16,13 +16,14 @@ import type { DeliveryQueue, DeviceRepository, DueDelivery, Outcome } from "../d
 import { monotonicMs } from "../domain/clock.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
-import { deliver } from "./deliver.ts";
+import { deliver, type SendDeps } from "./deliver.ts";
 import { JobClock } from "./jobs/clock.ts";
 import { OutageLog } from "./outage-log.ts";
 import { OutcomeWriter } from "./outcome-writer.ts";
 import type { Sender } from "./senders/sender.ts";
 import { warnIfSlow } from "./slow-round.ts";
 import { StatisticsRefresh } from "./statistics-refresh.ts";
+import { ThrottledLog } from "./throttled-log.ts";
 
 export interface WorkerOptions {
   queue: DeliveryQueue;
@@ -82,6 +83,8 @@ export class DeliveryWorker {
   readonly #busy = new Map<string, number>();
   readonly #outcomes: OutcomeWriter;
   readonly #outage: OutageLog;
+  /** What each send needs (deliver.ts): the options, and the configuration errors' log. */
+  readonly #sendDeps: SendDeps;
 
   constructor(opts: WorkerOptions) {
     this.#o = {
@@ -98,6 +101,7 @@ export class DeliveryWorker {
     };
     this.#clock = new JobClock(this.#o.clock, this.#o);
     this.#outage = new OutageLog(this.#o.log, "the delivery worker");
+    this.#sendDeps = { ...this.#o, configurationLog: new ThrottledLog(this.#o.log) };
     this.#outcomes = new OutcomeWriter(this.#o.queue, this.#o.onSettle);
     this.#statistics = new StatisticsRefresh(() => this.#o.queue.analyze(), this.#o.log);
   }
@@ -237,7 +241,7 @@ export class DeliveryWorker {
       const d = due[i] as DueDelivery;
       this.#unstarted -= 1;
       this.#track(d.account_id, (release) =>
-        deliver(d, release, (outcome) => this.#settle(d, outcome), this.#o),
+        deliver(d, release, (outcome) => this.#settle(d, outcome), this.#sendDeps),
       );
       if (i % 25 === 24) await new Promise((r) => setImmediate(r));
     }

@@ -2,14 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeApns, startFakeApns } from "../fakes/apns-server.ts";
 import { newAccount, pushDevice, settled } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
-import { apnsTestSenders, notify, startServer, type TestServer } from "../helpers/server.ts";
+import {
+  apnsTestSenders,
+  capturedLog,
+  notify,
+  startServer,
+  type TestServer,
+} from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let apns: FakeApns;
 let server: TestServer;
+const log = capturedLog("info");
 beforeAll(async () => {
   apns = await startFakeApns();
-  server = await startServer({}, apnsTestSenders(apns));
+  server = await startServer({}, apnsTestSenders(apns), undefined, log.logger);
 });
 afterAll(async () => {
   await server.close();
@@ -249,11 +256,22 @@ describe("APNs", () => {
 
   it("reports a provider-token error as configuration, keeping the device", async () => {
     const p = await phone();
-    apns.script(p.pushToken, [{ status: 403, reason: "InvalidProviderToken" }]);
-    const res = await notify(server, { title: "bad key" }, { authorization: `Bearer ${p.token}` });
-    const n = await settled(server, p.token, res.json.id);
-    expect(n.status).toBe("failed");
+    const refused = { status: 403, reason: "InvalidProviderToken" };
+    apns.script(p.pushToken, [refused, refused, refused]);
+    const ids: string[] = [];
+    for (const title of ["bad key", "bad key 2", "bad key 3"]) {
+      ids.push((await notify(server, { title }, { authorization: `Bearer ${p.token}` })).json.id);
+    }
+    const results = await Promise.all(ids.map((id) => settled(server, p.token, id)));
+    const n = results[0];
+    expect(results.map((r) => r.status)).toEqual(["failed", "failed", "failed"]);
     expect(n.device_deliveries[0].last_error).toMatch(/check the APNs key/);
+    // Said once a minute, not once a send: a fan-out to a platform misconfigured logged a line
+    // for every phone. (Earlier tests here refused configuration too, within the same minute.)
+    const said = log
+      .entries()
+      .filter((e) => e.msg.startsWith("the push provider refused Herald's configuration"));
+    expect(said).toHaveLength(1);
     const [row] = await sql(server.databaseUrl, "select enabled from device where id = $1", [
       p.deviceId,
     ]);
