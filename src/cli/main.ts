@@ -2,9 +2,8 @@
  * The `herald` CLI. `runCli` takes argv and I/O and returns the exit code, so that tests run it
  * in-process; `bin/herald.mjs` is the installed entry.
  */
-import { fstatSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Command } from "./command.ts";
@@ -21,7 +20,8 @@ import { notify } from "./commands/notify.ts";
 import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
 import { webhooks } from "./commands/webhooks.ts";
-import { CliError, Context, describeFailure, exit, type Io } from "./context.ts";
+import { Context, describeFailure, exit, type Io } from "./context.ts";
+import { drained, keysOnTerminal, promptOnTerminal, readStdin } from "./stdio.ts";
 import { stopOnEndingSignals } from "./stopping.ts";
 
 export const commands: Command[] = [
@@ -191,100 +191,18 @@ function flagProblem(e: Error & { code?: string }): string {
   }
 }
 
-/** Reads one line from the terminal; with `hidden`, what is typed is not echoed. */
-function promptOnTerminal(question: string, hidden: boolean): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-    // Ctrl-C (readline takes it as a key) or Ctrl-D: nothing is done, as a "no" would. Before,
-    // the prompt never settled and Node ended the process with a warning (exit 13).
-    let answered = false;
-    rl.on("SIGINT", () => rl.close());
-    rl.on("close", () => {
-      if (answered) return;
-      process.stderr.write("\n");
-      reject(new CliError("canceled: nothing done", exit.canceled));
-    });
-    if (hidden) {
-      // readline echoes through _writeToOutput; print the question only.
-      (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
-        if (s.startsWith(question)) process.stderr.write(question);
-      };
-    }
-    rl.question(question, (answer) => {
-      answered = true;
-      rl.close();
-      if (hidden) process.stderr.write("\n");
-      resolve(answer);
-    });
-  });
-}
-
-/**
- * Standard input, when it is a file or a pipe (a terminal, or /dev/null in a CI step, has
- * nothing to say). With `waitMs`, a pipe that says nothing within that time is left alone.
- */
-async function readStdin(waitMs?: number): Promise<string | undefined> {
-  const st = fstatSync(0);
-  if (process.stdin.isTTY || !(st.isFIFO() || st.isFile())) return undefined;
-  if (waitMs !== undefined && st.isFIFO()) {
-    const spoke = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), waitMs);
-      process.stdin.once("readable", () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
-    if (!spoke) {
-      process.stdin.pause();
-      process.stdin.unref?.();
-      return undefined;
-    }
-  }
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-/**
- * Key presses from a terminal, in raw mode while someone listens (Ctrl-C then arrives as a key,
- * not a signal: it aborts as SIGINT would). Ctrl-Z too arrives as a key: the terminal is given
- * back and the job stopped (SIGTSTP to its process group, as the terminal would send), and the
- * keys are taken again when it runs again (`fg`).
- */
-function keysOnTerminal(abort: AbortController) {
-  return (handler: (key: string) => void) => {
-    const raw = () => process.stdin.setRawMode(true);
-    const suspend = () => {
-      process.stdin.setRawMode(false);
-      // Discarded when no shell's job control stands above it (an orphaned process group).
-      process.kill(0, "SIGTSTP");
-      raw();
-    };
-    const onData = (d: Buffer) => {
-      for (const key of d.toString("utf8")) {
-        if (key === "\x03") abort.abort();
-        else if (key === "\x1a") suspend();
-        else handler(key);
-      }
-    };
-    raw();
-    process.on("SIGCONT", raw);
-    process.stdin.on("data", onData);
-    process.stdin.resume();
-    return () => {
-      process.off("SIGCONT", raw);
-      process.stdin.off("data", onData);
-      process.stdin.setRawMode(false);
-      process.stdin.pause();
-    };
-  };
-}
-
 /** The process entry: real stdio; an ending signal stops the command as Ctrl-C does (stopping.ts). */
 export async function main(): Promise<void> {
   const stop = stopOnEndingSignals();
+  // Its reader gone (`| head` has its lines): the command stops as Ctrl-C stops it, quietly.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") stop.outputClosed();
+  });
   const code = await runCli(process.argv.slice(2), {
-    stdout: (s) => process.stdout.write(s),
+    stdout: (s) => {
+      if (!process.stdout.destroyed) process.stdout.write(s);
+    },
+    drained: () => drained(stop.abort.signal),
     stderr: (s) => process.stderr.write(s),
     readStdin: (waitMs) => readStdin(waitMs),
     isTty: Boolean(process.stdout.isTTY && process.stdin.isTTY),

@@ -15,7 +15,7 @@ const defaultGraceMs = 5_000;
 export function stopOnEndingSignals(graceMs = defaultGraceMs) {
   const abort = new AbortController();
   const takers = new Set<(signal: EndingSignal) => void>();
-  let stoppedBy: EndingSignal | undefined;
+  let stoppedBy: NodeJS.Signals | undefined;
   const onSignal = (signal: EndingSignal) => {
     if (takers.size > 0) {
       for (const take of takers) take(signal);
@@ -32,6 +32,17 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
   return {
     /** Aborted by the first ending signal, or by Ctrl-C pressed as a key in raw mode. */
     abort,
+    /**
+     * Stdout's reader has gone (EPIPE): stopped as SIGPIPE would stop it, but cleanly (Node
+     * ignores SIGPIPE; the write fails instead). Given the usual grace, then ended.
+     */
+    outputClosed(): void {
+      if (stoppedBy !== undefined) return;
+      stoppedBy = "SIGPIPE";
+      abort.abort(new Error("its output was closed"));
+      const late = () => process.exit(process.exitCode ?? signalExitCode("SIGPIPE"));
+      setTimeout(late, graceMs).unref();
+    },
     /** For `Io.onEndingSignal`: while registered, the signals go to the command alone. */
     onEndingSignal(handler: (signal: EndingSignal) => void): () => void {
       takers.add(handler);

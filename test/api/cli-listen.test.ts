@@ -280,3 +280,69 @@ describe("listen --exec, stopped while its command runs", () => {
     30_000,
   );
 });
+
+describe("listen into a pipe", () => {
+  const delivered = async (topic: string) =>
+    (
+      await sql<{ n: number }>(
+        server.databaseUrl,
+        `select count(*)::int as n from delivery d join notification n on n.id = d.notification_id
+          where n.topic = $1 and d.state = 'delivered'`,
+        [topic],
+      )
+    )[0]?.n ?? 0;
+
+  it("stops quietly when what reads it goes away (| head)", async () => {
+    const h = await loggedIn();
+    const child = spawnCli(["listen", "--topic", "pipe-closed", "--json"], h, server.url);
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => child.once("close", (code) => r(code)));
+    await devicesListening(server, "pipe-closed");
+    await notify(server, { title: "the one read", topic: "pipe-closed" });
+    const first = await new Promise<string>((r) => child.stdout.once("data", (d) => r(String(d))));
+    expect(first).toContain("the one read");
+    // The reader goes, as `head -1` does once it has its line.
+    child.stdout.destroy();
+    await notify(server, { title: "into the closed pipe", topic: "pipe-closed" });
+    // Before: an unhandled EPIPE, its stack on stderr, exit code 1.
+    expect(await exited).toBe(0);
+    expect(err).not.toMatch(/EPIPE|Error|at /);
+  });
+
+  it("takes no more while what reads it does not, and confirms only what it handed on", async () => {
+    const h = await loggedIn();
+    const child = spawnCli(["listen", "--topic", "pipe-slow", "--json"], h, server.url);
+    child.stdout.pause();
+    await devicesListening(server, "pipe-slow");
+    // 250 notifications of 4,000 bytes (2,000 two-byte characters, the most a message holds):
+    // 1 MB, more than the socket pair under the pipe and Node's buffer hold.
+    const message = "é".repeat(2000);
+    for (let i = 0; i < 250; i++) {
+      const r = await notify(server, { title: `slow ${i}`, topic: "pipe-slow", message });
+      expect(r.status).toBe(202);
+    }
+    // Until the count stops moving: it stalls once the pipe is full.
+    let last = -1;
+    let now = await delivered("pipe-slow");
+    while (now !== last) {
+      last = now;
+      await waitFor(async () => (await delivered("pipe-slow")) !== last, 1_500);
+      now = await delivered("pipe-slow");
+    }
+    // Before: all 250 confirmed delivered, held in the CLI's memory, unread.
+    expect(now).toBeLessThan(250);
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stdout.resume();
+    await waitFor(async () => (await delivered("pipe-slow")) === 250, 30_000);
+    expect(await delivered("pipe-slow")).toBe(250);
+    expect(out.trim().split("\n")).toHaveLength(250);
+    child.kill("SIGINT");
+    await new Promise((r) => child.once("close", r));
+  }, 60_000);
+});

@@ -159,6 +159,8 @@ export function presenter(
       } else if (ctx.flags.json)
         ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
       else ctx.io.stdout(`${values.bell && !quiet ? "\x07" : ""}${inPlaceOf(n, quiet)}`);
+      // Confirmed once handed on: a pipe's reader that is behind holds the next ones back.
+      if (exec === undefined) await ctx.io.drained?.();
       if (values.desktop && !quiet) desktopNotify(n, ctx.io.env);
       const open = !n.acknowledgedAt && !n.response;
       if (open && n.actions.length > 0) {

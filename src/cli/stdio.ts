@@ -1,0 +1,113 @@
+/**
+ * The installed CLI's standard input and output as its commands use them (context.ts's `Io`):
+ * prompts and single keys on a terminal, standard input read whole, and stdout's drain.
+ */
+import { fstatSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { CliError, exit } from "./context.ts";
+
+/** Reads one line from the terminal; with `hidden`, what is typed is not echoed. */
+export function promptOnTerminal(question: string, hidden: boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    // Ctrl-C (readline takes it as a key) or Ctrl-D: nothing is done, as a "no" would. Before,
+    // the prompt never settled and Node ended the process with a warning (exit 13).
+    let answered = false;
+    rl.on("SIGINT", () => rl.close());
+    rl.on("close", () => {
+      if (answered) return;
+      process.stderr.write("\n");
+      reject(new CliError("canceled: nothing done", exit.canceled));
+    });
+    if (hidden) {
+      // readline echoes through _writeToOutput; print the question only.
+      (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
+        if (s.startsWith(question)) process.stderr.write(question);
+      };
+    }
+    rl.question(question, (answer) => {
+      answered = true;
+      rl.close();
+      if (hidden) process.stderr.write("\n");
+      resolve(answer);
+    });
+  });
+}
+
+/**
+ * Standard input, when it is a file or a pipe (a terminal, or /dev/null in a CI step, has
+ * nothing to say). With `waitMs`, a pipe that says nothing within that time is left alone.
+ */
+export async function readStdin(waitMs?: number): Promise<string | undefined> {
+  const st = fstatSync(0);
+  if (process.stdin.isTTY || !(st.isFIFO() || st.isFile())) return undefined;
+  if (waitMs !== undefined && st.isFIFO()) {
+    const spoke = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), waitMs);
+      process.stdin.once("readable", () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!spoke) {
+      process.stdin.pause();
+      process.stdin.unref?.();
+      return undefined;
+    }
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Key presses from a terminal, in raw mode while someone listens (Ctrl-C then arrives as a key,
+ * not a signal: it aborts as SIGINT would). Ctrl-Z too arrives as a key: the terminal is given
+ * back and the job stopped (SIGTSTP to its process group, as the terminal would send), and the
+ * keys are taken again when it runs again (`fg`).
+ */
+export function keysOnTerminal(abort: AbortController) {
+  return (handler: (key: string) => void) => {
+    const raw = () => process.stdin.setRawMode(true);
+    const suspend = () => {
+      process.stdin.setRawMode(false);
+      // Discarded when no shell's job control stands above it (an orphaned process group).
+      process.kill(0, "SIGTSTP");
+      raw();
+    };
+    const onData = (d: Buffer) => {
+      for (const key of d.toString("utf8")) {
+        if (key === "\x03") abort.abort();
+        else if (key === "\x1a") suspend();
+        else handler(key);
+      }
+    };
+    raw();
+    process.on("SIGCONT", raw);
+    process.stdin.on("data", onData);
+    process.stdin.resume();
+    return () => {
+      process.off("SIGCONT", raw);
+      process.stdin.off("data", onData);
+      process.stdin.setRawMode(false);
+      process.stdin.pause();
+    };
+  };
+}
+
+/** Resolves once stdout has taken what it was given, or it closes, or the command stops. */
+export function drained(signal: AbortSignal): Promise<void> {
+  const out = process.stdout;
+  if (!out.writableNeedDrain || out.destroyed || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off("drain", done);
+      out.off("close", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    out.once("drain", done);
+    out.once("close", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
