@@ -34,7 +34,7 @@ export class RenewableCredential implements Credential {
   readonly #account: JWTInput;
   readonly #agent: Agent;
   #held: Held | undefined;
-  #fetching: Promise<void> | undefined;
+  #fetching: Promise<Held> | undefined;
   #renewedAt = Number.NEGATIVE_INFINITY;
 
   /** The service account's Firebase project (the sends' URL names it). */
@@ -49,11 +49,10 @@ export class RenewableCredential implements Credential {
   }
 
   async getAccessToken(): Promise<GoogleOAuthAccessToken> {
-    if (!this.#held || this.#held.endsAt - performance.now() <= renewBeforeEndMs) {
-      await this.#fetch();
-    }
+    let held = this.#held;
+    if (!held || held.endsAt - performance.now() <= renewBeforeEndMs) held = await this.#fetch();
     // firebase-admin's own cache, by the wall clock, is kept empty: it asks on every send.
-    return { access_token: (this.#held as Held).token, expires_in: 0 };
+    return { access_token: held.token, expires_in: 0 };
   }
 
   /** A new token, for sends FCM refused the held one for (one per 10 s, shared). */
@@ -65,8 +64,11 @@ export class RenewableCredential implements Credential {
     if (!this.#held) await this.#fetch();
   }
 
-  /** One fetch at a time; one that failed leaves nothing held, and the next send asks again. */
-  #fetch(): Promise<void> {
+  /**
+   * One fetch at a time, its token what it resolves with (a renewal may let go of what is held
+   * meanwhile); one that failed leaves nothing held, and the next send asks again.
+   */
+  #fetch(): Promise<Held> {
     this.#fetching ??= (async () => {
       try {
         // A client of its own each time (firebase-admin's `cert()` is one per file, for good):
@@ -84,6 +86,7 @@ export class RenewableCredential implements Credential {
         const end = client.credentials.expiry_date;
         if (!token || end == null) throw new Error("Google's token service answered no token");
         this.#held = { token, endsAt: asked + (end - Date.now()) };
+        return this.#held;
       } finally {
         this.#fetching = undefined;
       }
