@@ -14,11 +14,11 @@ import { HeraldError } from "../sdk/errors.ts";
 export interface Io {
   stdout: (s: string) => void;
   /**
-   * Resolves when what was written to stdout has been taken (at once unless a pipe's reader
-   * is behind), or the command is stopped: `listen` confirms what it handed on, and takes no
-   * more while its reader does not. Absent in-process.
+   * Whether stdout took what was written to it: resolves once it has (at once unless a pipe's
+   * reader is behind), false if it closed or the command was stopped first. `listen` confirms
+   * what it handed on, and takes no more while its reader does not. Absent in-process.
    */
-  drained?: () => Promise<void>;
+  drained?: () => Promise<boolean>;
   stderr: (s: string) => void;
   /**
    * Standard input as text, or undefined when it is a terminal. With `waitMs`, also undefined

@@ -195,8 +195,11 @@ function flagProblem(e: Error & { code?: string }): string {
 export async function main(): Promise<void> {
   const stop = stopOnEndingSignals();
   // Its reader gone (`| head` has its lines): the command stops as Ctrl-C stops it, quietly.
+  // Output that cannot be written otherwise (a full disk) stops it too, saying why.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") stop.outputClosed();
+    if (err.code !== "EPIPE")
+      process.stderr.write(`herald: cannot write its output: ${err.message}\n`);
+    stop.outputClosed();
   });
   const code = await runCli(process.argv.slice(2), {
     stdout: (s) => {

@@ -95,19 +95,27 @@ export function keysOnTerminal(abort: AbortController) {
   };
 }
 
-/** Resolves once stdout has taken what it was given, or it closes, or the command stops. */
-export function drained(signal: AbortSignal): Promise<void> {
+/**
+ * Whether stdout took what it was given: once it has (a pipe's reader may be behind), false if
+ * it failed (it stops the command) or the command stopped first. A write that failed says so a
+ * tick later: waited for.
+ */
+export async function drained(signal: AbortSignal): Promise<boolean> {
   const out = process.stdout;
-  if (!out.writableNeedDrain || out.destroyed || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off("drain", done);
-      out.off("close", done);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    out.once("drain", done);
-    out.once("close", done);
-    signal.addEventListener("abort", done, { once: true });
-  });
+  await new Promise((resolve) => setImmediate(resolve));
+  if (out.writableNeedDrain && !out.destroyed && !signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        out.off("drain", done);
+        out.off("close", done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      out.once("drain", done);
+      out.once("close", done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+  // A failed write stops the command (main.ts), and stdout stays "not destroyed": the stop says.
+  return !signal.aborted && !out.destroyed && !out.writableNeedDrain;
 }

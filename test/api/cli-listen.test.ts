@@ -310,6 +310,16 @@ describe("listen into a pipe", () => {
     // Before: an unhandled EPIPE, its stack on stderr, exit code 1.
     expect(await exited).toBe(0);
     expect(err).not.toMatch(/EPIPE|Error|at /);
+    // The one read was confirmed; the one written into the closed pipe was not: it comes again.
+    const states = await sql<{ title: string; state: string }>(
+      server.databaseUrl,
+      `select n.title, d.state from delivery d join notification n on n.id = d.notification_id
+        where n.topic = 'pipe-closed' order by n.id`,
+    );
+    expect(states.map((r) => [r.title, r.state === "delivered"])).toEqual([
+      ["the one read", true],
+      ["into the closed pipe", false],
+    ]);
   });
 
   it("takes no more while what reads it does not, and confirms only what it handed on", async () => {

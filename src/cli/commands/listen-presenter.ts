@@ -145,7 +145,8 @@ export function presenter(
       : undefined;
   return {
     /** `quiet`: it came in the device's quiet hours: no bell, no desktop notification. */
-    async notification(n: Notification, quiet = false) {
+    /** Shows `n`; false when the output did not take it (closed, or stopped before it could). */
+    async notification(n: Notification, quiet = false): Promise<boolean> {
       const fields = toJson(NotificationSchema, n, { useProtoFieldName: true }) as object;
       const json = JSON.stringify(quiet ? { ...fields, quiet } : fields);
       if (exec !== undefined) {
@@ -160,7 +161,7 @@ export function presenter(
         ctx.io.stdout(`${json}\n`); // NDJSON: one object per line
       else ctx.io.stdout(`${values.bell && !quiet ? "\x07" : ""}${inPlaceOf(n, quiet)}`);
       // Confirmed once handed on: a pipe's reader that is behind holds the next ones back.
-      if (exec === undefined) await ctx.io.drained?.();
+      if (exec === undefined && (await ctx.io.drained?.()) === false) return false;
       if (values.desktop && !quiet) desktopNotify(n, ctx.io.env);
       const open = !n.acknowledgedAt && !n.response;
       if (open && n.actions.length > 0) {
@@ -170,6 +171,7 @@ export function presenter(
         state.waiting = n;
         if (stopKeys) ctx.io.stdout("  needs acknowledgement: press a\n");
       }
+      return true;
     },
     cleared({ id, byDeviceId }: { id: string; byDeviceId: string }) {
       if (id === state.waiting?.id) state.waiting = undefined;

@@ -154,7 +154,8 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
         // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
         // Its receipt still on its way, it was shown: a catch-up after a reconnect sends it again.
         const fresh = !receipts.has(n.id) && firstTime(n.id);
-        if (fresh) await show.notification(n, msg.quiet);
+        // Not taken by the output (it closed): neither confirmed nor passed; it comes again.
+        if (fresh && !(await show.notification(n, msg.quiet))) break;
         // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
         ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
         receipts.add(n.id);
