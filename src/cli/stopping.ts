@@ -22,8 +22,11 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
       return;
     }
     if (stoppedBy !== undefined) process.exit(signalExitCode(signal));
+    stopBy(signal, `stopped by ${signal}`);
+  };
+  const stopBy = (signal: NodeJS.Signals, why: string) => {
     stoppedBy = signal;
-    abort.abort(new Error(`stopped by ${signal}`));
+    abort.abort(new Error(why));
     // The command's own code if it has ended (something else held the process open).
     const late = () => process.exit(process.exitCode ?? signalExitCode(signal));
     setTimeout(late, graceMs).unref();
@@ -37,11 +40,7 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
      * ignores SIGPIPE; the write fails instead). Given the usual grace, then ended.
      */
     outputClosed(): void {
-      if (stoppedBy !== undefined) return;
-      stoppedBy = "SIGPIPE";
-      abort.abort(new Error("its output was closed"));
-      const late = () => process.exit(process.exitCode ?? signalExitCode("SIGPIPE"));
-      setTimeout(late, graceMs).unref();
+      if (stoppedBy === undefined) stopBy("SIGPIPE", "its output was closed");
     },
     /** For `Io.onEndingSignal`: while registered, the signals go to the command alone. */
     onEndingSignal(handler: (signal: EndingSignal) => void): () => void {
