@@ -97,25 +97,22 @@ export function keysOnTerminal(abort: AbortController) {
 
 /**
  * Whether stdout took what it was given: once it has (a pipe's reader may be behind), false if
- * it failed (it stops the command) or the command stopped first. A write that failed says so a
- * tick later: waited for.
+ * the command stopped first. A write that fails says so a tick later, and stops the command
+ * (main.ts): process.stdout itself never reads as destroyed or closed, so the stop is the sign.
  */
 export async function drained(signal: AbortSignal): Promise<boolean> {
   const out = process.stdout;
   await new Promise((resolve) => setImmediate(resolve));
-  if (out.writableNeedDrain && !out.destroyed && !signal.aborted) {
+  if (out.writableNeedDrain && !signal.aborted) {
     await new Promise<void>((resolve) => {
       const done = () => {
         out.off("drain", done);
-        out.off("close", done);
         signal.removeEventListener("abort", done);
         resolve();
       };
       out.once("drain", done);
-      out.once("close", done);
       signal.addEventListener("abort", done, { once: true });
     });
   }
-  // A failed write stops the command (main.ts), and stdout stays "not destroyed": the stop says.
-  return !signal.aborted && !out.destroyed && !out.writableNeedDrain;
+  return !signal.aborted && !out.writableNeedDrain;
 }
