@@ -128,7 +128,6 @@ function createWorker(
   repos: Repositories,
   log: FastifyBaseLogger,
   metrics: Metrics,
-  hub: StreamHub,
 ): DeliveryWorker {
   const { config } = deps;
   return new DeliveryWorker({
@@ -214,7 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const readiness = new Readiness(() => repos.health.problem());
   const failedAuth = failedAuthThrottle(orm, config);
   const worker = config.workerEnabled
-    ? createWorker(deps, queue, repos, app.log, metrics, hub)
+    ? createWorker(deps, queue, repos, app.log, metrics)
     : undefined;
 
   app.addHook("onRequest", async (req, reply) => void reply.header("request-id", req.id));

@@ -9,10 +9,10 @@
  * - A message over the size limit: 552 (SIZE is advertised); a message that cannot be read: 554.
  * - Rate limits, a busy idempotency key, an outage: 451, so the sender's queue retries it;
  *   the monthly quota or a cap: 552.
- * - STARTTLS when the operator gives a key and a certificate; no AUTH (the address is the
- *   credential); a client that idles for a minute is disconnected.
+ * - STARTTLS when the operator gives a key and a certificate, taken again when their files
+ *   change (smtp-certificate.ts); no AUTH (the address is the credential); a client that idles
+ *   for a minute is disconnected.
  */
-import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { SMTPServer, type SMTPServerSession } from "smtp-server";
@@ -24,6 +24,7 @@ import { type HookIntakes, mailCredentials } from "../../services/hook-intake.ts
 import { listenOptions } from "../../supervisor/port.ts";
 import { mailContextValues } from "../call-context.ts";
 import { type HookPublishOptions, publishHookEvent } from "./inbound.ts";
+import { SmtpCertificate } from "./smtp-certificate.ts";
 
 export interface SmtpOptions extends HookPublishOptions {
   intake: HookIntakes;
@@ -105,22 +106,26 @@ export function registerSmtp(app: FastifyInstance, options: SmtpOptions): void {
 }
 
 async function startSmtp(o: Listener): Promise<{ close(): Promise<void> }> {
-  const server = new SMTPServer({
+  const certificate =
+    o.tls && new SmtpCertificate(o.tls, o.log, (pair) => server.updateSecureContext(pair));
+  const server: SMTPServer = new SMTPServer({
     banner: "Herald: mail to a hook's address becomes a notification",
     size: o.maxBytes,
     authOptional: true,
     disabledCommands: o.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
-    ...(o.tls && { key: readFileSync(o.tls.keyFile), cert: readFileSync(o.tls.certFile) }),
+    ...certificate?.initial(),
     logger: false,
     maxClients: 100,
     socketTimeout: 60_000,
     closeTimeout: 1_000,
     onConnect(session, done) {
       const wait = o.failures.blockedFor(session.remoteAddress);
-      done(
-        wait === undefined
-          ? undefined
-          : reply(421, `4.7.0 too many failed attempts: retry in ${wait} s`),
+      if (wait !== undefined)
+        return done(reply(421, `4.7.0 too many failed attempts: retry in ${wait} s`));
+      // A renewed certificate is taken before this client can ask for STARTTLS.
+      void (certificate?.refresh() ?? Promise.resolve()).then(
+        () => done(),
+        () => done(),
       );
     },
     onRcptTo(address, session, done) {
