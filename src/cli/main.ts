@@ -21,7 +21,7 @@ import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
 import { webhooks } from "./commands/webhooks.ts";
 import { Context, describeFailure, exit, type Io } from "./context.ts";
-import { drained, keysOnTerminal, promptOnTerminal, readStdin } from "./stdio.ts";
+import { drained, flushed, keysOnTerminal, promptOnTerminal, readStdin } from "./stdio.ts";
 import { stopOnEndingSignals } from "./stopping.ts";
 
 export const commands: Command[] = [
@@ -195,11 +195,13 @@ function flagProblem(e: Error & { code?: string }): string {
 export async function main(): Promise<void> {
   const stop = stopOnEndingSignals();
   // Its reader gone (`| head` has its lines): the command stops as Ctrl-C stops it, quietly.
-  // Output that cannot be written otherwise (a full disk) stops it too, saying why.
+  // Output that cannot be written otherwise (a full disk) stops it too, saying why (exit 1).
+  let told = false;
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code !== "EPIPE")
+    if (err.code !== "EPIPE" && !told)
       process.stderr.write(`herald: cannot write its output: ${err.message}\n`);
-    stop.outputClosed();
+    told = true;
+    stop.outputFailed(err);
   });
   const code = await runCli(process.argv.slice(2), {
     stdout: (s) => {
@@ -215,5 +217,7 @@ export async function main(): Promise<void> {
     ...(process.stdin.isTTY ? { onKey: keysOnTerminal(stop.abort) } : {}),
     onEndingSignal: stop.onEndingSignal,
   });
+  // A write's failure is told a tick or more after it: heard before the exit code is chosen.
+  await flushed();
   process.exitCode = stop.exitCode(code);
 }

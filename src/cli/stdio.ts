@@ -116,3 +116,10 @@ export async function drained(signal: AbortSignal): Promise<boolean> {
   }
   return !signal.aborted && !out.writableNeedDrain;
 }
+
+/** Once stdout has written (or failed) what it was given before. */
+export function flushed(): Promise<void> {
+  return new Promise((resolve) => {
+    process.stdout.write("", () => setImmediate(resolve));
+  });
+}

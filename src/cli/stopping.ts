@@ -16,6 +16,8 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
   const abort = new AbortController();
   const takers = new Set<(signal: EndingSignal) => void>();
   let stoppedBy: NodeJS.Signals | undefined;
+  /** Stdout refused a write for another reason than its reader going (a full disk). */
+  let outputFailed = false;
   const onSignal = (signal: EndingSignal) => {
     if (takers.size > 0) {
       for (const take of takers) take(signal);
@@ -28,7 +30,8 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
     stoppedBy = signal;
     abort.abort(new Error(why));
     // The command's own code if it has ended (something else held the process open).
-    const late = () => process.exit(process.exitCode ?? signalExitCode(signal));
+    const late = () =>
+      process.exit(outputFailed ? exit.failed : (process.exitCode ?? signalExitCode(signal)));
     setTimeout(late, graceMs).unref();
   };
   for (const s of endingSignals) process.on(s, onSignal);
@@ -36,11 +39,14 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
     /** Aborted by the first ending signal, or by Ctrl-C pressed as a key in raw mode. */
     abort,
     /**
-     * Stdout's reader has gone (EPIPE): stopped as SIGPIPE would stop it, but cleanly (Node
-     * ignores SIGPIPE; the write fails instead). Given the usual grace, then ended.
+     * Stdout refused a write. Its reader gone (EPIPE, `| head` has its lines): stopped as
+     * SIGPIPE would stop it, but cleanly (Node ignores SIGPIPE; the write fails instead). Any
+     * other failure (a full disk) stops it too, and it exits 1 whatever the command did: what
+     * it printed was lost, as `cat` or `cp` exit 1 then. Given the usual grace, then ended.
      */
-    outputClosed(): void {
-      if (stoppedBy === undefined) stopBy("SIGPIPE", "its output was closed");
+    outputFailed(err: NodeJS.ErrnoException): void {
+      if (err.code !== "EPIPE") outputFailed = true;
+      if (stoppedBy === undefined) stopBy("SIGPIPE", `its output failed: ${err.message}`);
     },
     /** For `Io.onEndingSignal`: while registered, the signals go to the command alone. */
     onEndingSignal(handler: (signal: EndingSignal) => void): () => void {
@@ -49,6 +55,7 @@ export function stopOnEndingSignals(graceMs = defaultGraceMs) {
     },
     /** The command's exit code; "stopped" says which signal, as 128 + its number (130: Ctrl-C). */
     exitCode(code: number): number {
+      if (outputFailed) return code === exit.ok || code === exit.canceled ? exit.failed : code;
       return stoppedBy !== undefined && code === exit.canceled ? signalExitCode(stoppedBy) : code;
     },
   };

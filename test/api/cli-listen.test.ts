@@ -3,7 +3,8 @@
  * indented, the link), NDJSON with --json, a bell on request, and "connection lost, retrying" /
  * "reconnected" lines with a backoff capped at 5 s while the server is away.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
@@ -11,7 +12,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import { formatNotification } from "../../src/cli/commands/listen.ts";
-import { cliFor, devicesListening, spawnCli, streamOpen } from "../helpers/cli.ts";
+import { cliFor, devicesListening, herald, spawnCli, streamOpen } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { body, type JsonBody } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
@@ -355,4 +356,46 @@ describe("listen into a pipe", () => {
     child.kill("SIGINT");
     await new Promise((r) => child.once("close", r));
   }, 60_000);
+
+  it("into a full disk: says so once, is not confirmed, and exits 1; so does notify", async () => {
+    const h = await loggedIn();
+    const full = openSync("/dev/full", "w");
+    const run = (args: string[]) =>
+      spawn(process.execPath, [herald, ...args], {
+        env: {
+          ...process.env,
+          HOME: h,
+          XDG_CONFIG_HOME: join(h, ".config"),
+          HERALD_URL: server.url,
+        },
+        stdio: ["ignore", full, "pipe"],
+      });
+    const ended = (child: ReturnType<typeof run>) => {
+      let err = "";
+      child.stderr?.on("data", (d: Buffer) => {
+        err += d.toString();
+      });
+      return new Promise<{ code: number | null; err: string }>((r) =>
+        child.once("close", (code) => r({ code, err })),
+      );
+    };
+    const listening = ended(run(["listen", "--topic", "disk-full", "--json"]));
+    await devicesListening(server, "disk-full");
+    await notify(server, { title: "onto a full disk", topic: "disk-full" });
+    const listened = await listening;
+    // Before: exit 0, as if what it printed had been written.
+    expect(listened.code).toBe(1);
+    expect(listened.err.match(/cannot write its output: ENOSPC/g)).toHaveLength(1);
+    const [row] = await sql<{ state: string }>(
+      server.databaseUrl,
+      `select d.state from delivery d join notification n on n.id = d.notification_id
+        where n.topic = 'disk-full'`,
+    );
+    expect(row?.state).not.toBe("delivered");
+    // A one-shot command too: the notification is published, but its id was never written.
+    const notified = await ended(run(["notify", "published, unsaid", "--topic", "disk-full-2"]));
+    expect(notified.code).toBe(1);
+    expect(notified.err).toMatch(/cannot write its output: ENOSPC/);
+    closeSync(full);
+  });
 });
