@@ -196,6 +196,9 @@ export async function main(): Promise<void> {
   const stop = stopOnEndingSignals();
   // Its reader gone (`| head` has its lines): the command stops as Ctrl-C stops it, quietly.
   // Output that cannot be written otherwise (a full disk) stops it too, saying why (exit 1).
+  // Stderr's reader gone (`2>&1 | head`): nobody is left to tell, and the exit code stays the
+  // command's (an unhandled EPIPE made it 1).
+  process.stderr.on("error", () => undefined);
   let told = false;
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
     if (err.code !== "EPIPE" && !told)

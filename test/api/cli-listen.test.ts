@@ -398,4 +398,12 @@ describe("listen into a pipe", () => {
     expect(notified.err).toMatch(/cannot write its output: ENOSPC/);
     closeSync(full);
   });
+
+  it("keeps its exit code when stderr's reader has gone", async () => {
+    const child = spawnCli(["history", "--no-such-flag"], await loggedIn(), server.url);
+    child.stderr.destroy();
+    const code = await new Promise<number | null>((r) => child.once("close", (c) => r(c)));
+    // Before: an unhandled EPIPE on stderr, exit code 1.
+    expect(code).toBe(2);
+  });
 });
