@@ -185,7 +185,13 @@ async function registerHookSurfaces(
   if (config.smtp) {
     // Loaded only where email is taken: smtp-server and MIME parsing cost a process megabytes.
     const { registerSmtp } = await import("./server/hooks/smtp.ts");
-    registerSmtp(app, { ...hooks, ...config.smtp, host: config.host, maxBytes });
+    registerSmtp(app, {
+      ...hooks,
+      ...config.smtp,
+      host: config.host,
+      maxBytes,
+      perAddress: config.limits.smtpConnectionsPerAddress,
+    });
   }
 }
 

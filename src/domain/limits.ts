@@ -45,6 +45,11 @@ export const limitTable = {
     value: 100,
     what: "concurrent long polls (WaitForResponse, MCP ask, WatchNotifications) per account",
   },
+  smtpConnectionsPerAddress: {
+    env: "HERALD_SMTP_CONNECTIONS_PER_ADDRESS",
+    value: 10,
+    what: "SMTP connections open at once per client address, in each process (of its 100)",
+  },
   failedAuthPerMinute: {
     env: "HERALD_FAILED_AUTH_PER_MINUTE",
     value: 30,

@@ -9,6 +9,8 @@
  * - A message over the size limit: 552 (SIZE is advertised); a message that cannot be read: 554.
  * - Rate limits, a busy idempotency key, an outage: 451, so the sender's queue retries it;
  *   the monthly quota or a cap: 552.
+ * - One client address holds at most `perAddress` of the listener's 100 connections (421 past
+ *   it): a sender that opens many, or keeps them with NOOPs, leaves room for everyone else's.
  * - STARTTLS when the operator gives a key and a certificate, taken again when their files
  *   change (smtp-certificate.ts); no AUTH (the address is the credential); a client that idles
  *   for a minute is disconnected.
@@ -34,6 +36,30 @@ export interface SmtpOptions extends HookPublishOptions {
   failures: FailedAuthThrottle;
   /** The largest message (an inbound hook's body limit). */
   maxBytes: number;
+  /** Connections open at once from one client address. */
+  perAddress: number;
+}
+
+/** The connections open per client address, counted from connect (when let in) to close. */
+function addressShare(perAddress: number) {
+  const open = new Map<string, number>();
+  const counted = new Set<string>();
+  return {
+    /** Counts the session in, or says it is one too many. */
+    admit(session: SMTPServerSession): boolean {
+      const n = open.get(session.remoteAddress) ?? 0;
+      if (n >= perAddress) return false;
+      open.set(session.remoteAddress, n + 1);
+      counted.add(session.id);
+      return true;
+    },
+    closed(session: SMTPServerSession): void {
+      if (!counted.delete(session.id)) return;
+      const n = (open.get(session.remoteAddress) ?? 1) - 1;
+      if (n > 0) open.set(session.remoteAddress, n);
+      else open.delete(session.remoteAddress);
+    },
+  };
 }
 
 interface Listener extends SmtpOptions {
@@ -108,6 +134,7 @@ export function registerSmtp(app: FastifyInstance, options: SmtpOptions): void {
 async function startSmtp(o: Listener): Promise<{ close(): Promise<void> }> {
   const certificate =
     o.tls && new SmtpCertificate(o.tls, o.log, (pair) => server.updateSecureContext(pair));
+  const share = addressShare(o.perAddress);
   const server: SMTPServer = new SMTPServer({
     banner: "Herald: mail to a hook's address becomes a notification",
     size: o.maxBytes,
@@ -122,11 +149,18 @@ async function startSmtp(o: Listener): Promise<{ close(): Promise<void> }> {
       const wait = o.failures.blockedFor(session.remoteAddress);
       if (wait !== undefined)
         return done(reply(421, `4.7.0 too many failed attempts: retry in ${wait} s`));
+      if (!share.admit(session))
+        return done(
+          reply(421, `4.7.0 at most ${o.perAddress} connections at once from one address`),
+        );
       // A renewed certificate is taken before this client can ask for STARTTLS.
       void (certificate?.refresh() ?? Promise.resolve()).then(
         () => done(),
         () => done(),
       );
+    },
+    onClose(session) {
+      share.closed(session);
     },
     onRcptTo(address, session, done) {
       o.intake.accepts(address.address).then(
