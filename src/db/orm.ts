@@ -4,7 +4,7 @@
  * through `Db` (docs/decisions.md, "One ORM story").
  */
 import { MikroORM } from "@mikro-orm/postgresql";
-import type { QueryResultRow } from "pg";
+import pg, { type QueryResultRow } from "pg";
 import { Account } from "./entities/account.ts";
 import { ApiKey } from "./entities/api-key.ts";
 import { CliToken } from "./entities/cli-token.ts";
@@ -66,9 +66,35 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
     ensureDatabase: false,
   });
   if (!migrate) return orm;
-  await orm.migrator.up(opts.migrateTo === undefined ? undefined : { to: opts.migrateTo });
-  if (opts.migrateTo === undefined) await applyWebhookFunctions(orm.em.getConnection());
+  await oneAtATime(opts.url, async () => {
+    await orm.migrator.up(opts.migrateTo === undefined ? undefined : { to: opts.migrateTo });
+    if (opts.migrateTo === undefined) await applyWebhookFunctions(orm.em.getConnection());
+  });
   return orm;
+}
+
+/**
+ * Runs `migrate` while no other Herald migrates the same database: machines (or supervisors)
+ * started together on one database each applied the same migrations at once, and all but one
+ * failed to start (`duplicate key value violates unique constraint "pg_type_typname_nsp_index"`).
+ * A session advisory lock on a connection of its own (a pool of one could not lend the migrator
+ * another) makes the others wait, then find nothing left to apply. A process that dies holding
+ * it lets it go with its connection.
+ */
+async function oneAtATime(url: string, migrate: () => Promise<void>): Promise<void> {
+  const lock = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: connectionDeadlineMs,
+  });
+  // A connection lost while waiting fails the query; its error event has nothing to add.
+  lock.on("error", () => undefined);
+  await lock.connect();
+  try {
+    await lock.query("select pg_advisory_lock(hashtext('herald.migrations'))");
+    await migrate();
+  } finally {
+    await lock.end();
+  }
 }
 
 /**
