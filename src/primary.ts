@@ -15,9 +15,8 @@ import { releaseStartupMemory } from "./observability/heap.ts";
 import { createLogger } from "./observability/logger.ts";
 import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
 import { firstRunMessage, ownerPasswordIgnored, platformStatus } from "./ops/first-run.ts";
-import { loadPushTokenKeys } from "./ops/push-token-keys.ts";
+import { settleMachineKeys } from "./ops/key-check.ts";
 import { baseUrlOf } from "./ops/urls.ts";
-import { loadVapidKeys } from "./ops/vapid-keys.ts";
 import { packageVersion } from "./package-root.ts";
 import { ProcessPool } from "./supervisor/pool.ts";
 import { claimPort } from "./supervisor/port.ts";
@@ -45,12 +44,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     if (config.databaseUrl === undefined) embedded = startEmbedded(config, embeddedNews(log));
     const url = config.databaseUrl ?? ((await embedded) as EmbeddedDatabase).url;
     if (stopping.started) return;
-    const orm = await openDatabase({ url, poolSize: 2 });
-    const boot = config.bootstrap ? await bootstrapIfEmpty(orm, config.owner) : undefined;
-    await orm.close();
-    // Generated keys are written once, here, before several processes would race to make them.
-    loadPushTokenKeys(config);
-    loadVapidKeys(config);
+    const boot = await prepareDatabase(config, url);
     if (stopping.started) return;
 
     const port = await claimPort(config.host, config.port);
@@ -81,6 +75,22 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     const detail = err instanceof Error ? err.message : String(err);
     if (config.logLevel === "debug" && err instanceof Error) log.debug({ err }, "start failed");
     await stopping.stop(`herald failed to start: ${detail.split("\n")[0]}`, 1);
+  }
+}
+
+/**
+ * Migrates the database, bootstraps a first start, and holds this machine's keys to the
+ * database's (the key files are generated here, once, before several processes would race to
+ * make them; another machine's keys are refused).
+ */
+async function prepareDatabase(config: Config, url: string) {
+  const orm = await openDatabase({ url, poolSize: 2 });
+  try {
+    const boot = config.bootstrap ? await bootstrapIfEmpty(orm, config.owner) : undefined;
+    await settleMachineKeys(orm, config);
+    return boot;
+  } finally {
+    await orm.close();
   }
 }
 

@@ -104,6 +104,7 @@ export type { DeliveryRepository, DeviceDeliveryRow } from "./repositories/deliv
 export type { DeviceLoginRepository } from "./repositories/device-logins.ts";
 export { DeviceRepository, type DeviceRow, deviceChannel } from "./repositories/devices.ts";
 export type { CalledHook, HookRepository, HookRow } from "./repositories/hooks.ts";
+export { type KeyCheck, settleKeyChecks } from "./repositories/key-checks.ts";
 export type { NotificationRepository, PublishResult } from "./repositories/notifications.ts";
 export type { OpenCall, OpenCallRepository } from "./repositories/open-calls.ts";
 export type { PairingCodeRepository } from "./repositories/pairing-codes.ts";

@@ -106,6 +106,22 @@ export class PushTokenKeyRing {
     ]).toString("utf8");
   }
 
+  /**
+   * Which keys these are, revealing none of them (an HMAC of a fixed text under each): the
+   * ring's keys by id, and the blind-index key. A database records them (ops/key-check.ts).
+   */
+  verifiers(): { keys: { id: string; verifier: string }[]; index: string } {
+    const of = (k: KeyObject) =>
+      createHmac("sha256", k).update("herald key check").digest("base64url");
+    return {
+      keys: this.keys.map((k) => ({
+        id: k.id,
+        verifier: of(this.#secrets.get(k.id) as KeyObject),
+      })),
+      index: of(this.#indexKey),
+    };
+  }
+
   /** Deterministic, keyed: equal tokens of a platform give equal indexes. */
   blindIndex(platform: string, token: string): Buffer {
     return createHmac("sha256", this.#indexKey).update(`${platform}\0${token}`).digest();

@@ -40,6 +40,7 @@ export const migrations: { name: string; load: () => Promise<MigrationClass> }[]
   { name: "0023-replace-key", load: () => only(import("./0023-replace-key.ts")) },
   { name: "0024-quiet-hours", load: () => only(import("./0024-quiet-hours.ts")) },
   { name: "0025-history-retention", load: () => only(import("./0025-history-retention.ts")) },
+  { name: "0026-key-checks", load: () => only(import("./0026-key-checks.ts")) },
 ];
 
 /** The migrations as MikroORM's migrator takes them, their classes loaded. */
