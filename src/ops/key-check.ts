@@ -65,6 +65,8 @@ export function machineKeyChecks(ring: PushTokenKeyRing, vapidPublicKey: string)
   ];
 }
 
+const keyNames = { index: "the index key", vapid: "the VAPID key" } as const;
+
 /** What differs between the database's checks and this machine's; undefined when they agree. */
 export function keyDifference(
   stored: readonly KeyCheck[],
@@ -78,7 +80,7 @@ export function keyDifference(
   });
   if (differs.length > 0) {
     return differs
-      .map((c) => (c.purpose === "token" ? `token key ${c.key_id}` : `the ${c.purpose} key`))
+      .map((c) => (c.purpose === "token" ? `token key ${c.key_id}` : keyNames[c.purpose]))
       .join(", ")
       .concat(" differ from the database's");
   }

@@ -41,7 +41,7 @@ describe("a machine's keys against its database's", () => {
     const b = tempDir("herald-machine-b-");
     const said = await refused(machine(b));
     expect(said).toMatch(
-      /herald failed to start: this machine's keys are not the ones this database's push tokens and secrets were sealed with \(token key k\d{8}, the index key, the vapid key differ from the database's\): give it the keys of the machine that first used this database \(token-keys.json and vapid.json in .*herald-machine-b-/,
+      /herald failed to start: this machine's keys are not the ones this database's push tokens and secrets were sealed with \(token key k\d{8}, the index key, the VAPID key differ from the database's\): give it the keys of the machine that first used this database \(token-keys.json and vapid.json in .*herald-machine-b-/,
     );
     expect(said).toContain("npm run accept-new-keys");
 
