@@ -3,8 +3,9 @@
  * no secret store is configured): written with mode 0600 and re-chmodded at every start, so a
  * copy or a restore that loosened it is tightened again.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makeDataDir } from "../data-dir.ts";
 
 export function readOrCreateSecretFile<T>(
   dataDir: string,
@@ -13,7 +14,7 @@ export function readOrCreateSecretFile<T>(
 ): { file: string; value: T } {
   const file = join(dataDir, name);
   if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
+    makeDataDir(dataDir);
     writeFileSync(file, `${JSON.stringify(generate(), null, 2)}\n`, { mode: 0o600 });
   }
   chmodSync(file, 0o600);

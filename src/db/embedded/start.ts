@@ -1,7 +1,7 @@
 /** Starting the embedded PostgreSQL that `npm start` runs when no DATABASE_URL is given. */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../../config.ts";
+import { makeDataDir } from "../../data-dir.ts";
 import { appendingLog } from "./log-file.ts";
 import { type EmbeddedDatabase, type EmbeddedOptions, startEmbeddedPostgres } from "./server.ts";
 
@@ -13,7 +13,7 @@ export async function startEmbedded(
   config: Config,
   say?: EmbeddedOptions["say"],
 ): Promise<EmbeddedDatabase> {
-  mkdirSync(config.dataDir, { recursive: true });
+  makeDataDir(config.dataDir);
   const log = appendingLog(join(config.dataDir, "postgres.log"), (reason) =>
     reason === undefined ? say?.("log-back", "") : say?.("log-lost", reason),
   );

@@ -1,0 +1,32 @@
+/**
+ * The data directory's errors say which setting and what is wrong, in a person's words: a file
+ * in its place, or a file on its path, named with HERALD_DATA_DIR (Node said `EEXIST: file
+ * already exists, mkdir`).
+ */
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { makeDataDir } from "../../src/data-dir.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "herald-data-dir-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("makeDataDir", () => {
+  it("makes a missing folder and its parents, and leaves one that exists", () => {
+    const nested = join(dir, "a", "b");
+    makeDataDir(nested);
+    makeDataDir(nested);
+    expect(statSync(nested).isDirectory()).toBe(true);
+  });
+
+  it("names the setting and the trouble when a file is in the way", () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    for (const path of [file, join(file, "below")]) {
+      expect(() => makeDataDir(path)).toThrow(
+        `the data directory ${path} (HERALD_DATA_DIR) cannot be made: a file is in the way (it or a folder on its path is not a folder)`,
+      );
+    }
+  });
+});
