@@ -1,13 +1,34 @@
 /**
  * The data directory (HERALD_DATA_DIR), made when missing. Node's own error named neither the
  * setting nor the trouble in a person's words (`EEXIST: file already exists, mkdir '/srv/herald'`
- * for a file in its place); this one does.
+ * for a file in its place); this one does. Each missing folder is made in turn, from the nearest
+ * one that exists: Node's `recursive` mkdir loops for ever, deaf to signals, where a folder
+ * exists but cannot hold another (under /proc: `npm start` spun a core until SIGKILL).
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+
+function makeEach(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      // Made meanwhile by another process: as good.
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || !statSync(d).isDirectory()) throw err;
+    }
+  }
+}
 
 export function makeDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeEach(dir);
+    if (!statSync(dir).isDirectory())
+      throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const why =

@@ -3,6 +3,7 @@
  * in its place, or a file on its path, named with HERALD_DATA_DIR (Node said `EEXIST: file
  * already exists, mkdir`).
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,5 +29,20 @@ describe("makeDataDir", () => {
         `the data directory ${path} (HERALD_DATA_DIR) cannot be made: a file is in the way (it or a folder on its path is not a folder)`,
       );
     }
+  });
+
+  it("ends with an error where a folder cannot hold another (under /proc), not in a loop", () => {
+    // In a process of its own: the loop it replaced was synchronous, deaf to a test's timeout.
+    const program = `import("${join(import.meta.dirname, "../../src/data-dir.ts")}").then((m) => {
+      try { m.makeDataDir("/proc/herald-data"); } catch (e) { console.log(e.message); }
+    });`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(run.signal).toBeNull();
+    expect(run.stdout).toMatch(
+      /^the data directory \/proc\/herald-data \(HERALD_DATA_DIR\) cannot be made: /,
+    );
   });
 });
