@@ -3,7 +3,7 @@
  * the one reader of the environment) applies, each throwing with the variable's name when a
  * value is unusable.
  */
-import { availableParallelism } from "node:os";
+import { availableParallelism, totalmem } from "node:os";
 import type { Config } from "./config.ts";
 import { type Limits, limitTable } from "./domain/limits.ts";
 import { defaultPushHosts } from "./domain/push-endpoint.ts";
@@ -82,6 +82,24 @@ export function groupCommitSlots(env: Env, processes: number): number {
 /** Serving processes: the cores but one, left to PostgreSQL (fastest on 2: BENCHMARKS.md). */
 export function processCount(env: Env): number {
   return int(env, "HERALD_PROCESSES", Math.max(1, availableParallelism() - 1), 1, 256);
+}
+
+/** The memory this process may use: its control group's limit (a container's), else the machine's. */
+export function machineMemoryBytes(): number {
+  const limit = process.constrainedMemory();
+  return limit > 0 && limit < totalmem() ? limit : totalmem();
+}
+
+/**
+ * A serving process's old-generation limit (HERALD_PROCESS_HEAP_MB): 2048 MB, or less where
+ * memory is short: 40 % of it shared by the serving processes (the rest is PostgreSQL's, the
+ * supervisor's and the young generations'), at least 128 MB. V8 sizes its own default from a
+ * container's limit; a fixed 2048 overrode that, so a 512 MB container let the heap grow past
+ * its limit between full collections, and the kernel killed the process instead.
+ */
+export function processHeapMb(env: Env, processes: number, memoryBytes = machineMemoryBytes()) {
+  const share = Math.floor((memoryBytes * 0.4) / processes / 2 ** 20);
+  return int(env, "HERALD_PROCESS_HEAP_MB", Math.max(128, Math.min(2048, share)), 0, 65_536);
 }
 
 export function webPushHosts(env: Env): string[] {

@@ -7,6 +7,7 @@ import {
   limits,
   logSettings,
   processCount,
+  processHeapMb,
   pushTokenKeys,
   smtp,
   trustProxy,
@@ -220,11 +221,11 @@ const vapidKeys = (env: Env) =>
     : undefined;
 
 /** How the supervisor runs, stops and watches its serving processes. */
-const supervision = (env: Env) => ({
+const supervision = (env: Env, processes: number) => ({
   shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),
   watchdogMs: int(env, "HERALD_WATCHDOG_SECONDS", 20, 0, 3600) * 1000,
   startTimeoutMs: int(env, "HERALD_START_TIMEOUT_SECONDS", 60, 0, 3600) * 1000,
-  processHeapMb: int(env, "HERALD_PROCESS_HEAP_MB", 2048, 0, 65_536),
+  processHeapMb: processHeapMb(env, processes),
   mallocArenas: int(env, "MALLOC_ARENA_MAX", 1, 1, 1024),
 });
 
@@ -253,7 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, maxKeepaliveMs),
     workerEnabled: env.HERALD_WORKER !== "0",
     processes,
-    ...supervision(env),
+    ...supervision(env, processes),
     retentionDays: int(env, "HERALD_RETENTION_DAYS", 30, 1, 3650),
     trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),
