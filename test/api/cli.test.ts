@@ -11,6 +11,7 @@ import { sql } from "../helpers/db.ts";
 import { refusedAt } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.ts";
 
@@ -347,6 +348,31 @@ describe("listen --exec, history and status", () => {
     );
     expect(run.stderr.match(/--exec exited with 3/g)).toHaveLength(2);
   }, 20_000);
+
+  it("--exec-timeout stops a command that hangs, says so, and goes on with the next", async () => {
+    const h = await loggedIn();
+    const dir = tempDir("herald-exec-timeout-");
+    // The first hangs (and what it started with it); the second writes its title down.
+    const cmd = `read -r j; case "$j" in *'"title":"hangs"'*) sleep 600 & wait;; *) echo "$j" > ${dir}/ran;; esac`;
+    const listening = cli(
+      ["listen", "--topic", "exec-hangs", "--count", "2", "--exec", cmd, "--exec-timeout", "1s"],
+      { home: h },
+    );
+    await devicesListening(server, "exec-hangs");
+    const sender = await loggedIn();
+    const first = await cli(["notify", "hangs", "--topic", "exec-hangs"], { home: sender });
+    await cli(["notify", "after it", "--topic", "exec-hangs"], { home: sender });
+    const run = await listening;
+    // Before: the flag was unknown, and a command that hangs held every later one for ever.
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      `herald: --exec still running after 1s for ${first.stdout.trim()} ("hangs"): stopped`,
+    );
+    expect(JSON.parse(readFileSync(join(dir, "ran"), "utf8")).title).toBe("after it");
+    const bad = await cli(["listen", "--exec-timeout", "1s"], { home: h });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--exec-timeout takes a duration of 1s..24h");
+  }, 30_000);
 
   it("lists history and shows a notification's status per device", async () => {
     const h = await loggedIn();

@@ -5,6 +5,8 @@
  * signal sent to `listen` alone: a `kill`, a service manager, a closed terminal), SIGKILL 3 s
  * later (before `listen`'s own 5 s of grace run out), and SIGKILL when `listen` exits first (a
  * second signal). Before, a `kill` of `listen` left the command, and what it started, running.
+ * With `timeoutMs` (`--exec-timeout`), a command still running then is stopped the same way, so
+ * one that hangs holds the notifications after it no longer than that.
  */
 import { spawn } from "node:child_process";
 
@@ -21,12 +23,19 @@ function signalGroup(group: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** How a command ended: its exit code (127: not started), and whether its time ran out. */
+export interface ExecEnd {
+  code: number;
+  timedOut: boolean;
+}
+
 export function runExec(
   cmd: string,
   json: string,
   env: Record<string, string | undefined>,
   stop?: AbortSignal,
-): Promise<number> {
+  timeoutMs?: number,
+): Promise<ExecEnd> {
   if (!stopAllOnExit) {
     process.once("exit", () => {
       for (const group of running) signalGroup(group, "SIGKILL");
@@ -42,16 +51,25 @@ export function runExec(
     });
     const group = child.pid;
     let hard: NodeJS.Timeout | undefined;
+    let timedOut = false;
     const onStop = () => {
-      if (group === undefined) return;
+      if (group === undefined || hard) return;
       signalGroup(group, "SIGTERM");
       hard = setTimeout(() => signalGroup(group, "SIGKILL"), hardStopMs);
     };
+    const late =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            onStop();
+          }, timeoutMs);
     const done = (code: number) => {
       if (group !== undefined) running.delete(group);
       clearTimeout(hard);
+      clearTimeout(late);
       stop?.removeEventListener("abort", onStop);
-      resolve(code);
+      resolve({ code, timedOut });
     };
     if (group !== undefined) running.add(group);
     if (stop?.aborted) onStop();

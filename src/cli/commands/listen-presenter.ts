@@ -10,8 +10,9 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Replaced, SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
 import { type Notification, NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { HeraldError } from "../../sdk/errors.ts";
-import type { Context } from "../context.ts";
+import { CliError, type Context, exit } from "../context.ts";
 import { runExec } from "./listen-exec.ts";
+import { parseDuration } from "./notify.ts";
 
 /**
  * How a notification reads in a terminal: time, priority (high stands out), topic and title on
@@ -126,6 +127,20 @@ function keyHandler(ctx: Context, acts: PersonActs, state: PresenterState) {
   };
 }
 
+/** `--exec-timeout`: how long a command may run (1s..24h), in ms; undefined: no limit. */
+export function execTimeoutOf(values: Record<string, unknown>): number | undefined {
+  const text = values["exec-timeout"];
+  if (text === undefined) return undefined;
+  const seconds = parseDuration(String(text));
+  if (values.exec === undefined || seconds === undefined || seconds < 1 || seconds > 86_400) {
+    throw new CliError(
+      "--exec-timeout takes a duration of 1s..24h, like 30s or 5m, with --exec",
+      exit.usage,
+    );
+  }
+  return seconds * 1000;
+}
+
 /**
  * How `listen` shows what arrives: printed, as NDJSON, or run through `--exec`; keys act on what
  * waits for the person (a terminal only), and a clear (acknowledged or answered, here or
@@ -138,6 +153,7 @@ export function presenter(
   acts: PersonActs,
 ) {
   const exec = typeof values.exec === "string" ? values.exec : undefined;
+  const execTimeoutMs = execTimeoutOf(values);
   const state: PresenterState = { waiting: undefined, answeredHere: new Set() };
   const stopKeys =
     exec === undefined && !ctx.flags.json
@@ -150,12 +166,15 @@ export function presenter(
       const fields = toJson(NotificationSchema, n, { useProtoFieldName: true }) as object;
       const json = JSON.stringify(quiet ? { ...fields, quiet } : fields);
       if (exec !== undefined) {
-        const code = await runExec(exec, json, ctx.io.env, ctx.io.signal);
+        const end = await runExec(exec, json, ctx.io.env, ctx.io.signal, execTimeoutMs);
         // A hook that fails is said, not passed over; the next notification still runs it.
-        if (code !== 0 && !ctx.io.signal?.aborted) {
+        const which = `for ${n.id} (${JSON.stringify(n.title)})`;
+        if (end.timedOut) {
           ctx.io.stderr(
-            `herald: --exec exited with ${code} for ${n.id} (${JSON.stringify(n.title)})\n`,
+            `herald: --exec still running after ${values["exec-timeout"]} ${which}: stopped\n`,
           );
+        } else if (end.code !== 0 && !ctx.io.signal?.aborted) {
+          ctx.io.stderr(`herald: --exec exited with ${end.code} ${which}\n`);
         }
       } else if (ctx.flags.json)
         ctx.io.stdout(`${json}\n`); // NDJSON: one object per line

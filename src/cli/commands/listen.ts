@@ -15,7 +15,7 @@ import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { retryingLine, statusLine } from "../format.ts";
 import { Receipts } from "../receipts.ts";
-import { presenter } from "./listen-presenter.ts";
+import { execTimeoutOf, presenter } from "./listen-presenter.ts";
 
 export { formatNotification } from "./listen-presenter.ts";
 
@@ -48,10 +48,12 @@ async function ensureDevice(
 export const listen: Command = {
   name: "listen",
   summary: "receive notifications live on this machine (a stream device)",
-  usage: "herald listen [--topic T …] [--exec CMD] [--count N] [--bell] [--desktop] [--json]",
+  usage:
+    "herald listen [--topic T …] [--exec CMD [--exec-timeout D]] [--count N] [--bell] [--desktop] [--json]",
   options: {
     topic: { type: "string", multiple: true },
     exec: { type: "string" },
+    "exec-timeout": { type: "string" },
     count: { type: "string" },
     bell: { type: "boolean" },
     desktop: { type: "boolean" },
@@ -59,12 +61,15 @@ export const listen: Command = {
   flags: {
     topic: "T: only these topics (repeat it for several); default every topic",
     exec: "CMD: run CMD for each notification, its JSON on standard input (through the shell)",
+    "exec-timeout":
+      "D: stop a CMD still running after D (like 30s or 5m), say so, and go on; default no limit",
     count: "N: stop after N notifications; default never",
     bell: "ring the terminal's bell before each notification",
     desktop: "also show each one as a desktop notification (notify-send, osascript)",
   },
   example: "herald listen --topic deploys --exec 'jq -r .title'",
   async run(ctx, { values }) {
+    execTimeoutOf(values); // a usage error before a device is registered
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
     const topics = values.topic as string[] | undefined;
