@@ -89,6 +89,8 @@ export interface Config {
   loginFailuresPerAccount: number;
   /** Longest silence on a live stream before a keepalive (≤ 30 s, PRODUCT promise). */
   streamKeepaliveMs: number;
+  /** Most notification ids a live stream holds for a client that does not read (inbox.ts). */
+  streamHeldIds: number;
   /** How long a worker's claim on a delivery lasts; a dead worker's work is retried after it. */
   deliveryLeaseSeconds: number;
   /** Push sends a worker keeps outstanding at once (a slow provider never blocks the others). */
@@ -252,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     credentialCacheMs: int(env, "HERALD_CREDENTIAL_CACHE_MS", 500, 0, 1000),
     signupEnabled: env.HERALD_SIGNUP === "1",
     streamKeepaliveMs: int(env, "HERALD_STREAM_KEEPALIVE_MS", 25_000, 100, maxKeepaliveMs),
+    streamHeldIds: 10_000,
     workerEnabled: env.HERALD_WORKER !== "0",
     processes,
     ...supervision(env, processes),

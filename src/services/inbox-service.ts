@@ -3,14 +3,8 @@
  * notification fanned out to it, live, with keepalives and a `since` catch-up; any device
  * fetches the full notification, acknowledges it and reports it opened.
  */
-import { create } from "@bufbuild/protobuf";
-import { durationFromMs, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import {
-  type InboxService,
-  type SubscribeResponse,
-  SubscribeResponseSchema,
-} from "../../gen/herald/v1/inbox_service_pb.ts";
+import type { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import type {
   DeliveryQueue,
   DeliveryRepository,
@@ -25,12 +19,19 @@ import { Backlog, filterOf, StreamInbox } from "../delivery/streams/inbox.ts";
 import { waitForNews } from "../delivery/streams/wait-for-news.ts";
 import { monotonicMs } from "../domain/clock.ts";
 import type { Limits } from "../domain/limits.ts";
+import type { Log } from "../domain/log.ts";
 import type { NotificationRecord } from "../domain/notification.ts";
 import { type QuietHours, silenced } from "../domain/quiet-hours.ts";
 import { heraldError } from "../errors.ts";
 import { deviceQuietHours, notificationToProto } from "./mappers.ts";
 import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
+import {
+  clearedMessage,
+  keepaliveOf,
+  notificationMessage,
+  replacedMessage,
+} from "./stream-messages.ts";
 
 export interface InboxDeps {
   deliveries: DeliveryRepository;
@@ -44,6 +45,9 @@ export interface InboxDeps {
   /** Live streams, counted against the device's and the account's caps in every process. */
   openCalls: OpenCallRepository;
   limits: Pick<Limits, "streamsPerDevice" | "streamsPerAccount">;
+  /** Most ids a stream holds for a client that does not read (inbox.ts); the rest is caught up. */
+  streamHeldIds: number;
+  log: Log;
 }
 
 /** How long a device's receipt waits for a late fan-out before answering not_found. */
@@ -53,30 +57,6 @@ const shuttingDown = () =>
   heraldError("unavailable", "the server is shutting down; reconnect", {
     retryAfterSeconds: 1,
     metadata: { "retry-after": "1" },
-  });
-
-const notificationMessage = (row: NotificationRecord, quiet = false): SubscribeResponse =>
-  create(SubscribeResponseSchema, {
-    event: { case: "notification", value: notificationToProto(row) },
-    quiet,
-  });
-
-const replacedMessage = (id: string, by: NotificationRecord): SubscribeResponse =>
-  create(SubscribeResponseSchema, {
-    event: {
-      case: "replaced",
-      value: { id, replacedById: by.id, replaceKey: by.replace_key ?? "" },
-    },
-  });
-
-const clearedMessage = (id: string, byDeviceId: string): SubscribeResponse =>
-  create(SubscribeResponseSchema, { event: { case: "cleared", value: { id, byDeviceId } } });
-
-/** A keepalive, with the longest the stream stays silent (a client's watch for a dead one). */
-const keepaliveOf = (ms: number) => (): SubscribeResponse =>
-  create(SubscribeResponseSchema, {
-    event: { case: "keepalive", value: timestampNow() },
-    keepaliveInterval: durationFromMs(ms),
   });
 
 export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxService> {
@@ -166,6 +146,30 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
     return true;
   }
 
+  const fellBehind = (deviceId: string) =>
+    deps.log.info(
+      { device_id: deviceId, held: deps.streamHeldIds },
+      "a stream's client read nothing while more came than it holds: caught up from the database",
+    );
+
+  /** Waits for news for the inbox; true when none came within the keepalive interval. */
+  const quietFor = async (inbox: StreamInbox, ended: AbortSignal) => {
+    const quiet = waitForNews(keepaliveMs, ended);
+    inbox.wake = quiet.wake;
+    const timedOut = await quiet.timedOut;
+    inbox.wake = undefined;
+    return timedOut;
+  };
+
+  /** Acknowledged somewhere: cleared. Awaiting acknowledgement: shown again. */
+  async function* writeClearsAndRepeats(inbox: StreamInbox) {
+    const cleared = inbox.takeCleared();
+    for (const c of cleared) yield clearedMessage(c.id, c.by);
+    const repeats = inbox.takeRepeats();
+    for (const row of await notifications.byIds(repeats)) yield notificationMessage(row);
+    return cleared.length > 0 || repeats.length > 0;
+  }
+
   /** The stream's inbox, told by the hub of what reaches the device. */
   const register = (device: DeviceRow, inbox: StreamInbox) =>
     hub.subscribe({
@@ -193,7 +197,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       // limit refused it) would otherwise leave it `sent` for good: the catch-up skips `since`.
       if (req.since) await deliveries.markByDevice(device.id, req.since, "delivered");
       const call = await openStream(device);
-      const inbox = new StreamInbox(device.id);
+      const inbox = new StreamInbox(device.id, deps.streamHeldIds);
       inbox.quiet = deviceQuietHours(device);
       // Register before catching up so nothing published meanwhile is missed.
       const unsubscribe = register(device, inbox);
@@ -207,23 +211,30 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         // away, what was written to an earlier stream that broke before the client confirmed
         // it, and what was fanned out late; a page at a time, each once the last is written.
         const since = req.since || undefined;
-        const backlog = new Backlog((after) => queue.streamBacklog(device.id, { since, after }));
-        inbox.behind(await backlog.next());
+        const read = (after?: string) => queue.streamBacklog(device.id, { since, after });
+        let backlog = new Backlog(read);
+        const catchUp = async () => {
+          backlog = new Backlog(read);
+          inbox.behind(await backlog.next());
+        };
+        await catchUp();
         // A stream is in order: what arrives live while it catches up waits for the catch-up.
         let catchingUp = true;
         while (!ended.aborted) {
           if (inbox.signedOut) throw heraldError("unauthenticated", "this device is signed out");
           call.touch();
+          // More came than it held while the client did not read: caught up from the database.
+          if (inbox.takeOverflow()) {
+            fellBehind(device.id);
+            await catchUp();
+            catchingUp = true;
+            continue;
+          }
           // Handed over in memory: sent at once; marked when the fan-out's news comes.
           const handed = catchingUp ? [] : inbox.takeHanded();
           for (const row of handed) yield* messagesOf(row, inbox.quiet);
           if (handed.length > 0) continue;
-          // Acknowledged somewhere: clear it. Awaiting acknowledgement: show it again.
-          const cleared = inbox.takeCleared();
-          for (const c of cleared) yield clearedMessage(c.id, c.by);
-          const repeats = inbox.takeRepeats();
-          for (const row of await notifications.byIds(repeats)) yield notificationMessage(row);
-          if (cleared.length > 0 || repeats.length > 0) continue;
+          if (yield* writeClearsAndRepeats(inbox)) continue;
           if (yield* writeCommitted(inbox, catchingUp)) continue;
           if (backlog.more) {
             inbox.behind(await backlog.next());
@@ -233,11 +244,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             catchingUp = false;
             continue;
           }
-          const quiet = waitForNews(keepaliveMs, ended);
-          inbox.wake = quiet.wake;
-          const timedOut = await quiet.timedOut;
-          inbox.wake = undefined;
-          if (timedOut) yield keepalive();
+          if (await quietFor(inbox, ended)) yield keepalive();
         }
         if (hub.ending.aborted && !ctx.signal.aborted) throw shuttingDown();
       } finally {

@@ -107,6 +107,8 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       hub,
       keepaliveMs: config.streamKeepaliveMs,
       limits: config.limits,
+      streamHeldIds: config.streamHeldIds,
+      log,
     }),
   );
 }

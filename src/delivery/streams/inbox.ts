@@ -32,7 +32,10 @@ export class StreamInbox {
   /** The device was signed out (or removed): the stream ends. */
   signedOut = false;
   #handed: NotificationRecord[] = [];
-  readonly #committed: string[] = [];
+  /** Each id once, in the order it came; at most `#mostWaiting`. */
+  readonly #committed = new Set<string>();
+  #overflowed = false;
+  readonly #mostWaiting: number;
   readonly #behind: string[] = [];
   readonly #sent = new Set<string>();
   readonly #unmarked = new Set<string>();
@@ -40,8 +43,31 @@ export class StreamInbox {
   #cleared: { id: string; by: string }[] = [];
   readonly #clearedIds = new Set<string>();
 
-  constructor(deviceId: string) {
+  /**
+   * `most`: committed ids held for the stream (config.ts's `streamHeldIds`); past this they are
+   * let go, and the stream catches up from the database once it writes again (`takeOverflow`).
+   * A client that stops reading (a `herald listen` suspended with Ctrl-Z, a hostile one) holds
+   * its stream at a write while the hub goes on telling it of ids: live ones, and every 30 s its
+   * pending ones again. Before, they were all kept, repeats included, while it did not read.
+   */
+  constructor(deviceId: string, most: number) {
     this.deviceId = deviceId;
+    this.#mostWaiting = most;
+  }
+
+  /** Ids and rows held for the stream, not sent yet. */
+  get held(): number {
+    return this.#committed.size + this.#handed.length;
+  }
+
+  /**
+   * Whether the ids let go past `mostWaiting` must be caught up from the database: said once.
+   * What was handed over in memory is let go with them (it comes with its fan-out's news).
+   */
+  takeOverflow(): boolean {
+    const overflowed = this.#overflowed;
+    this.#overflowed = false;
+    return overflowed;
   }
 
   handed(row: NotificationRecord): void {
@@ -59,7 +85,12 @@ export class StreamInbox {
 
   committed(ids: readonly string[]): void {
     if (ids.length === 0) return;
-    this.#committed.push(...ids);
+    for (const id of ids) this.#committed.add(id);
+    if (this.#committed.size > this.#mostWaiting) {
+      this.#committed.clear();
+      this.#handed = [];
+      this.#overflowed = true;
+    }
     this.wake?.();
   }
 
@@ -111,7 +142,7 @@ export class StreamInbox {
    * load and send, and those sent from memory only to mark.
    */
   takeCommitted(catchingUp = false): { load: string[]; mark: string[] } {
-    const ids = (catchingUp ? this.#behind : this.#committed).splice(0, batchSize);
+    const ids = catchingUp ? this.#behind.splice(0, batchSize) : this.#firstCommitted();
     const mark: string[] = [];
     const load: string[] = [];
     for (const id of ids) {
@@ -122,6 +153,16 @@ export class StreamInbox {
       }
     }
     return { load, mark };
+  }
+
+  #firstCommitted(): string[] {
+    const ids: string[] = [];
+    for (const id of this.#committed) {
+      if (ids.length === batchSize) break;
+      ids.push(id);
+    }
+    for (const id of ids) this.#committed.delete(id);
+    return ids;
   }
 
   #remember(id: string): void {

@@ -10,7 +10,7 @@ const row = (id: string) => ({ id }) as NotificationRecord;
 
 describe("StreamInbox", () => {
   it("gives the catch-up's ids first, and while catching up no others", () => {
-    const inbox = new StreamInbox("device");
+    const inbox = new StreamInbox("device", 10_000);
     inbox.committed(["live"]);
     inbox.behind(["old-1", "old-2"]);
     expect(inbox.takeCommitted(true)).toEqual({ load: ["old-1", "old-2"], mark: [] });
@@ -19,7 +19,7 @@ describe("StreamInbox", () => {
   });
 
   it("clears each notification once, however often its clear comes", () => {
-    const inbox = new StreamInbox("device");
+    const inbox = new StreamInbox("device", 10_000);
     inbox.cleared("a", "phone");
     expect(inbox.takeCleared()).toEqual([{ id: "a", by: "phone" }]);
     // Heard live, then again from a hub that listens again after an outage.
@@ -29,7 +29,7 @@ describe("StreamInbox", () => {
   });
 
   it("sends each once: a row handed over is only marked when its id comes again", () => {
-    const inbox = new StreamInbox("device");
+    const inbox = new StreamInbox("device", 10_000);
     inbox.handed(row("a"));
     expect(inbox.takeHanded().map((r) => r.id)).toEqual(["a"]);
     inbox.behind(["a", "b"]);
@@ -41,12 +41,33 @@ describe("StreamInbox", () => {
   });
 
   it("holds at most 10,000 rows handed over; the oldest past that come with their news", () => {
-    const inbox = new StreamInbox("device");
+    const inbox = new StreamInbox("device", 10_000);
     for (let i = 0; i <= 10_000; i++) inbox.handed(row(`n${i}`));
     const taken = inbox.takeHanded();
     expect(taken).toHaveLength(10_000);
     expect(taken[0]?.id).toBe("n1");
     inbox.committed(["n0"]);
     expect(inbox.takeCommitted()).toEqual({ load: ["n0"], mark: [] });
+  });
+
+  it("holds each committed id once, however often the hub tells it (its sweep every 30 s)", () => {
+    const inbox = new StreamInbox("device", 10_000);
+    const pending = Array.from({ length: 500 }, (_, i) => `p${i}`);
+    for (let sweep = 0; sweep < 100; sweep++) inbox.committed(pending);
+    // Before: 50,000 held, the same 500 a hundred times, for as long as the client did not read.
+    expect(inbox.held).toBe(500);
+    expect(inbox.takeOverflow()).toBe(false);
+    expect(inbox.takeCommitted().load).toEqual(pending);
+  });
+
+  it("lets the ids go past its bound, and says the stream must catch up from the database", () => {
+    const inbox = new StreamInbox("device", 100);
+    inbox.handed(row("in-memory"));
+    inbox.committed(Array.from({ length: 101 }, (_, i) => `n${i}`));
+    expect(inbox.held).toBe(0);
+    expect(inbox.takeOverflow()).toBe(true);
+    expect(inbox.takeOverflow()).toBe(false);
+    inbox.committed(["after"]);
+    expect(inbox.takeCommitted()).toEqual({ load: ["after"], mark: [] });
   });
 });
