@@ -4,18 +4,16 @@
  * onto them). A half-renewed pair (a new key, the old certificate) keeps the pair in use and says
  * so once in the log; completing the renewal is then taken.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, renameSync, rmSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selfSigned } from "../helpers/certificates.ts";
 import { freePort } from "../helpers/ports.ts";
 import { capturedLog, startServer, type TestServer } from "../helpers/server.ts";
 
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "herald-smtp-renew-"));
 const [keyFile, certFile] = [join(dir, "key.pem"), join(dir, "cert.pem")];
 const log = capturedLog("info");
@@ -25,21 +23,7 @@ let port: number;
 /** A new key and a self-signed certificate for `name`, written beside the live files. */
 async function newPair(name: string): Promise<{ key: string; cert: string }> {
   const [key, cert] = [join(dir, `${name}.key`), join(dir, `${name}.crt`)];
-  await run("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    key,
-    "-out",
-    cert,
-    "-days",
-    "1",
-    "-subj",
-    `/CN=${name}`,
-  ]);
+  await selfSigned(key, cert, name);
   return { key, cert };
 }
 

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selfSigned } from "../helpers/certificates.ts";
 import { sql } from "../helpers/db.ts";
 import { freePort } from "../helpers/ports.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -26,21 +27,7 @@ let tlsPort: number;
 
 beforeAll(async () => {
   const [keyFile, certFile] = [join(dir, "key.pem"), join(dir, "cert.pem")];
-  await run("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    keyFile,
-    "-out",
-    certFile,
-    "-days",
-    "1",
-    "-subj",
-    "/CN=localhost",
-  ]);
+  await selfSigned(keyFile, certFile, "localhost");
   plainPort = await freePort();
   plain = await startServer({ smtp: { port: plainPort, tls: undefined, domain: undefined } });
   tlsPort = await freePort();
