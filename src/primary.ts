@@ -16,6 +16,7 @@ import { createLogger } from "./observability/logger.ts";
 import { bootstrapIfEmpty } from "./ops/bootstrap.ts";
 import { firstRunMessage, ownerPasswordIgnored, platformStatus } from "./ops/first-run.ts";
 import { settleMachineKeys } from "./ops/key-check.ts";
+import { checkSettingFiles } from "./ops/setting-files.ts";
 import { baseUrlOf } from "./ops/urls.ts";
 import { packageVersion } from "./package-root.ts";
 import { ProcessPool } from "./supervisor/pool.ts";
@@ -41,6 +42,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
   stopping.listen();
 
   try {
+    checkSettingFiles(config);
     if (config.databaseUrl === undefined) embedded = startEmbedded(config, embeddedNews(log));
     const url = config.databaseUrl ?? ((await embedded) as EmbeddedDatabase).url;
     if (stopping.started) return;
