@@ -82,7 +82,7 @@ export function keyDifference(
     return differs
       .map((c) => (c.purpose === "token" ? `token key ${c.key_id}` : keyNames[c.purpose]))
       .join(", ")
-      .concat(" differ from the database's");
+      .concat(differs.length === 1 ? " differs" : " differ", " from the database's");
   }
   const storedTokens = stored.filter((s) => s.purpose === "token").map((s) => s.key_id);
   const ourTokens = ours.filter((c) => c.purpose === "token");
