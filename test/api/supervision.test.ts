@@ -3,7 +3,7 @@
  * moment is replaced, young deaths in a row back off, and processes that cannot start for the
  * same reason stop the whole server with that reason and a non-zero exit.
  */
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -145,17 +145,17 @@ describe("the supervisor", () => {
 
   it("stops with the reason, and exit code 1, when its processes keep failing to start", async () => {
     const dir = dataDir();
+    // Readable (the supervisor checks that before it starts anything), but not a service
+    // account: parsed by each serving process as it starts, every start fails the same way.
+    const account = join(dir, "service-account.json");
+    writeFileSync(account, "not a service account");
     const proc = launchHerald({
       HERALD_DATA_DIR: dir,
       HERALD_PROCESSES: "2",
-      // Read by each serving process as it starts: every start fails for the same reason.
-      HERALD_APNS_KEY_FILE: join(dir, "no-such-key.p8"),
-      HERALD_APNS_KEY_ID: "KEY1234567",
-      HERALD_APNS_TEAM_ID: "TEAM123456",
-      HERALD_APNS_BUNDLE_ID: "dev.herald.test",
+      HERALD_FCM_SERVICE_ACCOUNT_FILE: account,
     });
     expect(await proc.exited).toBe(1);
-    expect(proc.stderr()).toContain("herald failed to start: ENOENT: no such file or directory");
+    expect(proc.stderr()).toMatch(/herald failed to start: .*(JSON|service account)/);
     expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
     expect(logLines(proc.stdout(), "serving processes keep failing to start")).toHaveLength(1);
     // The database was stopped too.
