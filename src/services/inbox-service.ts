@@ -212,12 +212,12 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         // it, and what was fanned out late; a page at a time, each once the last is written.
         const since = req.since || undefined;
         const read = (after?: string) => queue.streamBacklog(device.id, { since, after });
-        let backlog = new Backlog(read);
         const catchUp = async () => {
-          backlog = new Backlog(read);
-          inbox.behind(await backlog.next());
+          const pages = new Backlog(read);
+          inbox.behind(await pages.next());
+          return pages;
         };
-        await catchUp();
+        let backlog = await catchUp();
         // A stream is in order: what arrives live while it catches up waits for the catch-up.
         let catchingUp = true;
         while (!ended.aborted) {
@@ -226,7 +226,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
           // More came than it held while the client did not read: caught up from the database.
           if (inbox.takeOverflow()) {
             fellBehind(device.id);
-            await catchUp();
+            backlog = await catchUp();
             catchingUp = true;
             continue;
           }

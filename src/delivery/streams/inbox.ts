@@ -160,8 +160,8 @@ export class StreamInbox {
     for (const id of this.#committed) {
       if (ids.length === batchSize) break;
       ids.push(id);
+      this.#committed.delete(id); // a Set's iteration goes on past an entry deleted
     }
-    for (const id of ids) this.#committed.delete(id);
     return ids;
   }
 
