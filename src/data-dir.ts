@@ -8,7 +8,8 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
-function makeEach(dir: string): void {
+/** Makes `dir` and its missing parents one at a time (with `mode`), raising fs's own errors. */
+export function makeFolders(dir: string, mode?: number): void {
   const missing: string[] = [];
   for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
     missing.unshift(at);
@@ -16,7 +17,7 @@ function makeEach(dir: string): void {
   }
   for (const d of missing) {
     try {
-      mkdirSync(d);
+      mkdirSync(d, mode);
     } catch (err) {
       // Made meanwhile by another process: as good.
       if ((err as NodeJS.ErrnoException).code !== "EEXIST" || !statSync(d).isDirectory()) throw err;
@@ -26,7 +27,7 @@ function makeEach(dir: string): void {
 
 export function makeDataDir(dir: string): void {
   try {
-    makeEach(dir);
+    makeFolders(dir);
     if (!statSync(dir).isDirectory())
       throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
   } catch (err) {
@@ -38,7 +39,9 @@ export function makeDataDir(dir: string): void {
           ? "permission denied (run Herald as a user that may write there, or choose another)"
           : e.code === "EROFS"
             ? "the file system is read-only"
-            : e.message;
+            : e.code === "ENOENT"
+              ? "its file system makes no folders there (such as /proc or /sys)"
+              : e.message;
     throw new Error(`the data directory ${dir} (HERALD_DATA_DIR) cannot be made: ${why}`);
   }
 }

@@ -2,12 +2,13 @@
  * What every command gets: its I/O, the resolved server URL and credentials (flags, then
  * HERALD_* variables, then the config file), the config store, and clients of the API.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { makeFolders } from "../data-dir.ts";
 import type { EndingSignal } from "../ending-signals.ts";
 import { HeraldError } from "../sdk/errors.ts";
 
@@ -103,7 +104,7 @@ export class ConfigStore {
   }
   /** Writes with mode 0600 and re-applies it, in case the file was loosened since. */
   save(config: SavedConfig): void {
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    makeFolders(dirname(this.path), 0o700);
     writeFileSync(this.path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
     chmodSync(this.path, 0o600);
   }

@@ -5,9 +5,10 @@
  * this Herald has that the archive's did not. Notifications, devices (their tokens open with
  * the restored keys), API keys, webhooks: all as they were. It refuses to write over anything.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
+import { makeDataDir } from "../data-dir.ts";
 import { hasAccounts, loadTables, openDatabase } from "../db/index.ts";
 import { extractArchive } from "./archive.ts";
 import { commandDatabase } from "./database.ts";
@@ -55,7 +56,7 @@ try {
     if (await hasAccounts(db.url)) {
       throw new Error("the database is not empty: restore into an empty one");
     }
-    mkdirSync(config.dataDir, { recursive: true });
+    makeDataDir(config.dataDir);
     for (const k of manifest.keys) {
       made.push(join(config.dataDir, k));
       copyFileSync(join(work, "keys", k), join(config.dataDir, k));

@@ -198,4 +198,15 @@ describe("npm run backup and restore", () => {
       expect(run.stderr).not.toMatch(/\n\s+at /);
     }
   });
+
+  it("with a data directory that cannot be made: says so at once, not in Node's endless loop", () => {
+    // Node's recursive mkdir loops, deaf to signals, where a folder cannot hold another (/proc).
+    const run = operator("/proc/herald-backup-data", "ops/backup", join(work, "never.tar.gz"));
+    expect(run.signal, "killed by its timeout").toBeNull();
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stderr).toContain(
+      "backup failed: the data directory /proc/herald-backup-data (HERALD_DATA_DIR) cannot be made: its file system makes no folders there",
+    );
+    expect(existsSync(join(work, "never.tar.gz"))).toBe(false);
+  });
 });

@@ -4,11 +4,11 @@
  * already exists, mkdir`).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { makeDataDir } from "../../src/data-dir.ts";
+import { makeDataDir, makeFolders } from "../../src/data-dir.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "herald-data-dir-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,5 +44,16 @@ describe("makeDataDir", () => {
     expect(run.stdout).toMatch(
       /^the data directory \/proc\/herald-data \(HERALD_DATA_DIR\) cannot be made: /,
     );
+  });
+
+  it("makeFolders gives each folder it makes the mode asked for, and leaves those that exist", () => {
+    const kept = join(dir, "kept");
+    mkdirSync(kept, { mode: 0o755 });
+    const top = join(kept, "modes");
+    makeFolders(join(top, "x", "y"), 0o700);
+    for (const d of [top, join(top, "x"), join(top, "x", "y")]) {
+      expect((statSync(d).mode & 0o777).toString(8)).toBe("700");
+    }
+    expect((statSync(kept).mode & 0o777).toString(8)).toBe("755");
   });
 });

@@ -21,6 +21,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { makeDataDir } from "../../data-dir.ts";
 import {
   claimOwnership,
   clearStaleLock,
@@ -86,7 +87,7 @@ const password = "herald";
 
 /** Where a data directory's cluster lives, the binaries to run it with, and as whom. */
 async function locate(dataDir: string) {
-  mkdirSync(dataDir, { recursive: true });
+  makeDataDir(dataDir);
   const user = process.getuid?.() === 0 ? postgresUser() : undefined;
   // The cluster runs as `postgres`, which must be able to traverse into its own directory.
   if (user) chmodSync(dataDir, statSync(dataDir).mode | 0o111);
