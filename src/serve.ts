@@ -45,7 +45,14 @@ export function serve(config: Config): void {
 
   async function start() {
     const url = config.databaseUrl as string;
-    orm = await openDatabase({ url, poolSize: config.dbPoolSize, migrate: false });
+    orm = await openDatabase({
+      url,
+      poolSize: config.dbPoolSize,
+      migrate: false,
+      // 10 s, the pool's own deadline for a connection; longer than an idempotent publish's wait
+      // for its key's holder, which must end in its own 409, not in this.
+      statementDeadlineMs: Math.max(10_000, config.idempotencyWaitMs + 5_000),
+    });
     const tokenKeys = loadPushTokenKeys(config);
     app = await buildApp({
       config,

@@ -22,12 +22,15 @@ const socketCodes = new Set([
  * (insufficient resources: a full disk, out of memory, too many connections), 58030 (an I/O
  * error) and 25006 (a read-only transaction: a standby, during a failover). Before, a full
  * disk answered 500 `internal` to every publish (by hand: the data directory on a full tmpfs).
+ * And 57014, a statement cancelled: past a serving process's statement deadline (a table an
+ * operator holds locked; orm.ts), or by an operator's `pg_cancel_backend`; nothing of it was
+ * committed, and the same call may well pass in a moment.
  */
 function unavailableState(code: string): boolean {
   return (
     code.startsWith("08") ||
     code.startsWith("53") ||
-    ["57P01", "57P02", "57P03", "58030", "25006"].includes(code)
+    ["57014", "57P01", "57P02", "57P03", "58030", "25006"].includes(code)
   );
 }
 

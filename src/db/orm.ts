@@ -43,6 +43,17 @@ export interface OpenOptions {
    * the migrator nor the migrations (megabytes of a process's idle memory).
    */
   migrate?: boolean;
+  /**
+   * Each statement's deadline on the pool's connections (PostgreSQL's `statement_timeout`, sent
+   * when a connection opens), for a serving process. A table an operator locks (`LOCK TABLE`,
+   * `VACUUM FULL`, a `CREATE INDEX` without CONCURRENTLY) held every publish's statement with no
+   * end: a batch's own `lock_timeout` is set by the statement, after PostgreSQL has waited for
+   * the table. The statement is then cancelled (nothing of it committed) and its call answered
+   * `unavailable` with a Retry-After, and its connection goes back to the pool. Unset for the
+   * supervisor and the operator's commands: migrations and a backup's copies take as long as
+   * they take.
+   */
+  statementDeadlineMs?: number;
 }
 
 /** Connects, applies pending migrations, and returns the ORM. Never a global: pass it down. */
@@ -61,7 +72,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Orm> {
       snapshot: false,
     },
     pool: { min: 0, max: opts.poolSize },
-    driverOptions: { onPoolCreated: guardPool, connectionTimeoutMillis: connectionDeadlineMs },
+    driverOptions: {
+      onPoolCreated: guardPool,
+      connectionTimeoutMillis: connectionDeadlineMs,
+      statement_timeout: opts.statementDeadlineMs,
+    },
     allowGlobalContext: false,
     ensureDatabase: false,
   });
