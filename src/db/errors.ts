@@ -51,3 +51,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/** A statement PostgreSQL cancelled (57014): past its deadline, or by `pg_cancel_backend`. */
+export function isStatementCancelled(err: unknown): boolean {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  return e?.code === "57014" || e?.cause?.code === "57014";
+}

@@ -16,10 +16,11 @@
  * same batch would collide in one statement: the second waits for the next batch, where it
  * finds the first's record and replays it. A batch that fails as a whole (not because the
  * database is down) is retried one publish at a time, so one bad row fails one request alone,
- * and a row lock held outside Herald holds the batch up for at most 100 ms.
+ * and a row lock held outside Herald holds the batch up for at most 100 ms (a table's lock, up
+ * to the pool's statement deadline: orm.ts).
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
-import { isDatabaseUnavailable } from "../errors.ts";
+import { isDatabaseUnavailable, isStatementCancelled } from "../errors.ts";
 import { bound, type Orm } from "../orm.ts";
 import {
   notificationColumns,
@@ -230,8 +231,10 @@ export class GroupCommitter {
       rows = await this.#statement(batch);
     } catch (err) {
       // Down is down for every one of them; anything else is retried one by one, so that one
-      // bad row fails its own request alone.
-      if (isDatabaseUnavailable(err)) for (const p of batch) p.reject(err);
+      // bad row fails its own request alone. Past the statement deadline (a table held locked),
+      // what queued meanwhile would wait a second deadline for the same lock: it fails too.
+      const queued = isStatementCancelled(err) ? this.#queue.splice(0) : [];
+      if (isDatabaseUnavailable(err)) for (const p of [...batch, ...queued]) p.reject(err);
       else await Promise.all(batch.map((p) => this.#alone(p)));
       return;
     }
