@@ -5,6 +5,7 @@
  * and setup links long expired. Before, those tables grew for as long as Herald ran.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/db/orm.ts";
 import { RetentionRepository } from "../../src/db/repositories/retention.ts";
 import { UsageRepository } from "../../src/db/repositories/usage.ts";
 import { uuidv7, uuidv7At } from "../../src/domain/ids.ts";
@@ -206,5 +207,42 @@ describe("retention", () => {
         "select encode(digest, 'hex') as id from setup_link where digest in ('\\x01', '\\x02')",
       ),
     ).toEqual(["02"]);
+  });
+
+  it("gets through batches too large for the statement deadline, at half the size each time", async () => {
+    const db = server.databaseUrl;
+    const old = new Date(Date.now() - 40 * day);
+    const ids = await Promise.all(Array.from({ length: 30 }, () => notificationAt(old)));
+    // A delete of more than 10 notifications in one statement outlasts the deadline, as a batch
+    // whose deliveries number in the millions would.
+    await sql(
+      db,
+      `create function test_slow_purge() returns trigger language plpgsql as $$
+       begin
+         if (select count(*) from gone) > 10 then perform pg_sleep(5); end if;
+         return null;
+       end $$;
+       create trigger test_slow_purge after delete on notification
+         referencing old table as gone for each statement execute function test_slow_purge()`,
+    );
+    const orm = await openDatabase({
+      url: db,
+      poolSize: 1,
+      migrate: false,
+      statementDeadlineMs: 300,
+    });
+    try {
+      const purged = await new RetentionRepository(orm).purge(30);
+      expect(purged.notifications).toBe(ids.length);
+      expect(
+        await sql(db, "select id from notification where id = any($1::uuid[])", [ids]),
+      ).toEqual([]);
+    } finally {
+      await orm.close();
+      await sql(
+        db,
+        "drop trigger test_slow_purge on notification; drop function test_slow_purge()",
+      );
+    }
   });
 });

@@ -4,8 +4,12 @@
  * once expired (24 hours); device logins, pairing codes and setup links an hour after expiring.
  * Deletes go in batches of a few thousand rows, each its own short statement, so a purge never
  * holds locks for long; several processes may purge at once (rows are taken with SKIP LOCKED).
+ * A batch past the serving process's statement deadline (orm.ts: notifications whose deliveries
+ * number in the millions, cascading with them) is tried again at half the size, so the purge
+ * still gets through; before the deadline it could not stop, after it, it would never pass.
  */
 import { uuidv7Floor } from "../../domain/month.ts";
+import { isStatementCancelled } from "../errors.ts";
 import type { Orm } from "../orm.ts";
 
 const batch = 5000;
@@ -32,14 +36,14 @@ export class RetentionRepository {
   async purge(retentionDays: number, now = new Date()): Promise<Purged> {
     const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
     const hourAgo = new Date(now.getTime() - 3_600_000);
-    const notifications = await this.#inBatches(() => this.#purgeNotifications(cutoff));
-    const idempotencyRecords = await this.#inBatches(() =>
+    const notifications = await this.#inBatches((size) => this.#purgeNotifications(cutoff, size));
+    const idempotencyRecords = await this.#inBatches((size) =>
       this.#count(
         `delete from idempotency_record r using (
            select project_id, key from idempotency_record where expires_at < ?
             limit ? for update skip locked
          ) x where r.project_id = x.project_id and r.key = x.key`,
-        [now, batch],
+        [now, size],
       ),
     );
     // A webhook event's deliveries go with it (cascade). Retries end at 24 hours: only a
@@ -61,23 +65,33 @@ export class RetentionRepository {
 
   /** The rows of `table` (keyed by `id`) whose `column` is before `cutoff`, in batches. */
   #olderThan(table: string, column: string, cutoff: Date): Promise<number> {
-    return this.#inBatches(() =>
+    return this.#inBatches((size) =>
       this.#count(
         `delete from ${table} t using (
            select id from ${table} where ${column} < ? limit ? for update skip locked
          ) x where t.id = x.id`,
-        [cutoff, batch],
+        [cutoff, size],
       ),
     );
   }
 
-  /** Runs `once` (a batch) until a batch comes back short; what it deleted in all. */
-  async #inBatches(once: () => Promise<number>): Promise<number> {
-    let total = 0;
+  /**
+   * Runs `once` (a batch of at most `size` rows) until a batch comes back short; what it deleted
+   * in all. A batch cancelled at the deadline goes again at half the size, down to one row.
+   */
+  async #inBatches(once: (size: number) => Promise<number>): Promise<number> {
+    let [total, size] = [0, batch];
     for (;;) {
-      const n = await once();
+      const n = await once(size).catch((err: unknown) => {
+        if (size === 1 || !isStatementCancelled(err)) throw err;
+        return undefined;
+      });
+      if (n === undefined) {
+        size = Math.ceil(size / 2);
+        continue;
+      }
       total += n;
-      if (n < batch) return total;
+      if (n < size) return total;
     }
   }
 
@@ -95,7 +109,7 @@ export class RetentionRepository {
    * and their number is added to the account's month in `usage_purged`. The id bound (ids are
    * UUIDv7, time-ordered) lets the primary key find them; `created_at` decides.
    */
-  async #purgeNotifications(cutoff: Date): Promise<number> {
+  async #purgeNotifications(cutoff: Date, size: number): Promise<number> {
     const rows = await this.#db.execute<{ n: string | number }[]>(
       `with gone as (
          delete from notification n using (
@@ -114,7 +128,7 @@ export class RetentionRepository {
          returning 1
        )
        select (select count(*) from gone) as n, (select count(*) from counted) as months`,
-      [uuidv7Floor(cutoff.getTime() + 1), cutoff, batch],
+      [uuidv7Floor(cutoff.getTime() + 1), cutoff, size],
     );
     return Number(rows[0]?.n ?? 0);
   }
