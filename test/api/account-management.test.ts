@@ -4,6 +4,8 @@
  * confirmation, and an owner's password reset that ends the other console sessions.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/db/orm.ts";
+import { AccountRepository } from "../../src/db/repositories/accounts.ts";
 import { SetupLinkRepository } from "../../src/db/repositories/setup-links.ts";
 import { newAccount, pushDevice } from "../helpers/accounts.ts";
 import { cliFor, home } from "../helpers/cli.ts";
@@ -220,6 +222,40 @@ describe("deleting an account", () => {
       "select 1 from account where email = 'owner@example.com'",
     );
     expect(ownerRows).toHaveLength(1);
+  });
+  it("is not cut by the serving processes' statement deadline, however long its cascade takes", async () => {
+    const a = await newAccount(server, "slow-leaver@example.com");
+    const db = server.databaseUrl;
+    // This account's deletion outlasts the deadline, as millions of deliveries cascading would.
+    await sql(
+      db,
+      `create function test_slow_delete() returns trigger language plpgsql as $$
+       begin perform pg_sleep(1); return old; end $$;
+       create trigger test_slow_delete before delete on account for each row
+         when (old.email = 'slow-leaver@example.com') execute function test_slow_delete()`,
+    );
+    const orm = await openDatabase({
+      url: db,
+      poolSize: 1,
+      migrate: false,
+      statementDeadlineMs: 300,
+    });
+    try {
+      const [{ id } = { id: "" }] = await sql<{ id: string }>(
+        db,
+        "select id from account where email = $1",
+        [a.email],
+      );
+      await new AccountRepository(orm).delete(id);
+      expect(await sql(db, "select id from account where id = $1", [id])).toEqual([]);
+      // The deadline is back for the connection's next statement.
+      await expect(orm.em.getConnection().execute("select pg_sleep(1)")).rejects.toMatchObject({
+        code: "57014",
+      });
+    } finally {
+      await orm.close();
+      await sql(db, "drop trigger test_slow_delete on account; drop function test_slow_delete()");
+    }
   });
 });
 
