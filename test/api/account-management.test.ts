@@ -4,12 +4,11 @@
  * confirmation, and an owner's password reset that ends the other console sessions.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/db/orm.ts";
 import { AccountRepository } from "../../src/db/repositories/accounts.ts";
 import { SetupLinkRepository } from "../../src/db/repositories/setup-links.ts";
 import { newAccount, pushDevice } from "../helpers/accounts.ts";
 import { cliFor, home } from "../helpers/cli.ts";
-import { sql } from "../helpers/db.ts";
+import { sql, withDeadline } from "../helpers/db.ts";
 import { body } from "../helpers/http.ts";
 import { notify, ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 
@@ -234,12 +233,7 @@ describe("deleting an account", () => {
        create trigger test_slow_delete before delete on account for each row
          when (old.email = 'slow-leaver@example.com') execute function test_slow_delete()`,
     );
-    const orm = await openDatabase({
-      url: db,
-      poolSize: 1,
-      migrate: false,
-      statementDeadlineMs: 300,
-    });
+    const orm = await withDeadline(db);
     try {
       const [{ id } = { id: "" }] = await sql<{ id: string }>(
         db,

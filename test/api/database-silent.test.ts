@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { freshDatabase } from "../helpers/db.ts";
-import { spawnHerald, waitForKey } from "../helpers/process.ts";
+import { publisher, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { startDatabaseProxy } from "../helpers/tcp-proxy.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { servingProcesses } from "../helpers/tree.ts";
@@ -25,13 +25,7 @@ describe("a database gone silent while a serving process is replaced", () => {
       HERALD_PROCESSES: "1",
     });
     const key = await waitForKey(proc);
-    const publish = (title: string) =>
-      fetch(`${proc.url}/v1/notify`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}` },
-        body: JSON.stringify({ title }),
-        signal: AbortSignal.timeout(30_000),
-      });
+    const publish = publisher(proc, key, 30_000);
     expect((await publish("before the silence")).status).toBe(202);
 
     // New connections are accepted and then hear nothing; the serving process dies.

@@ -5,12 +5,11 @@
  * and setup links long expired. Before, those tables grew for as long as Herald ran.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/db/orm.ts";
 import { RetentionRepository } from "../../src/db/repositories/retention.ts";
 import { UsageRepository } from "../../src/db/repositories/usage.ts";
 import { uuidv7, uuidv7At } from "../../src/domain/ids.ts";
 import { monthOf } from "../../src/domain/month.ts";
-import { sql } from "../helpers/db.ts";
+import { sql, withDeadline } from "../helpers/db.ts";
 import { body } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 
@@ -225,12 +224,7 @@ describe("retention", () => {
        create trigger test_slow_purge after delete on notification
          referencing old table as gone for each statement execute function test_slow_purge()`,
     );
-    const orm = await openDatabase({
-      url: db,
-      poolSize: 1,
-      migrate: false,
-      statementDeadlineMs: 300,
-    });
+    const orm = await withDeadline(db);
     try {
       const purged = await new RetentionRepository(orm).purge(30);
       expect(purged.notifications).toBe(ids.length);

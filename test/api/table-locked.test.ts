@@ -9,7 +9,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { freshDatabase, sql } from "../helpers/db.ts";
 import { body } from "../helpers/http.ts";
-import { logLines, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { logLines, publisher, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -24,14 +24,8 @@ describe("a table held locked by an operator", () => {
       HERALD_DB_POOL_SIZE: "4",
     });
     const key = await waitForKey(proc);
-    const publish = (title: string) =>
-      fetch(`${proc.url}/v1/notify`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}` },
-        body: JSON.stringify({ title }),
-        // Far past the deadline (10 s): without one, the answer never came while the lock held.
-        signal: AbortSignal.timeout(60_000),
-      });
+    // Far past the deadline (10 s): without one, the answer never came while the lock held.
+    const publish = publisher(proc, key, 60_000);
     expect((await publish("before the lock")).status).toBe(202);
 
     const operator = new pg.Client({ connectionString: database });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
 import { createDatabaseIfMissing } from "../../src/db/embedded/server.ts";
+import { openDatabase } from "../../src/db/orm.ts";
 
 /** A new database cloned from the migrated template; its URL. */
 export async function freshDatabase(): Promise<string> {
@@ -25,3 +26,7 @@ export async function sql<T extends pg.QueryResultRow = Record<string, unknown>>
     await client.end();
   }
 }
+
+/** An ORM on `url` whose statements have a serving process's deadline, short: `ms`. */
+export const withDeadline = (url: string, ms = 300) =>
+  openDatabase({ url, poolSize: 1, migrate: false, statementDeadlineMs: ms });

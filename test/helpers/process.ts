@@ -119,3 +119,12 @@ export function logLines(out: string, prefix: string): Record<string, unknown>[]
     .map((l) => JSON.parse(l) as Record<string, unknown>)
     .filter((l) => typeof l.msg === "string" && l.msg.startsWith(prefix));
 }
+
+/** Publishes `title` over REST to a started Herald with `key`, given up after `timeoutMs`. */
+export const publisher = (proc: HeraldProcess, key: string, timeoutMs: number) => (title: string) =>
+  fetch(`${proc.url}/v1/notify`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: JSON.stringify({ title }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
