@@ -8,7 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
-import { type Orm, openDatabase } from "./db/index.ts";
+import { type Orm, openDatabase, servingStatementDeadlineMs } from "./db/index.ts";
 import { createSenders } from "./delivery/senders/index.ts";
 import { endingSignals } from "./ending-signals.ts";
 import { releaseStartupMemory } from "./observability/heap.ts";
@@ -49,9 +49,7 @@ export function serve(config: Config): void {
       url,
       poolSize: config.dbPoolSize,
       migrate: false,
-      // 10 s, the pool's own deadline for a connection; longer than an idempotent publish's wait
-      // for its key's holder, which must end in its own 409, not in this.
-      statementDeadlineMs: Math.max(10_000, config.idempotencyWaitMs + 5_000),
+      statementDeadlineMs: servingStatementDeadlineMs(config.idempotencyWaitMs),
     });
     const tokenKeys = loadPushTokenKeys(config);
     app = await buildApp({

@@ -43,17 +43,26 @@ const messages =
   /^timeout expired$|Connection terminated|Query read timeout|connection error and is not queryable|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/i;
 
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
-    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+  for (const { code, message } of wrapped(err)) {
     if (typeof code === "string" && (socketCodes.has(code) || unavailableState(code))) return true;
     if (typeof message === "string" && messages.test(message)) return true;
-    e = cause;
   }
   return false;
 }
 
+/** Whether PostgreSQL's SQLSTATE `state` failed `err`, however the driver or the ORM wrapped it. */
+export function hasSqlState(err: unknown, state: string): boolean {
+  for (const { code } of wrapped(err)) if (code === state) return true;
+  return false;
+}
+
 /** A statement PostgreSQL cancelled (57014): past its deadline, or by `pg_cancel_backend`. */
-export function isStatementCancelled(err: unknown): boolean {
-  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  return e?.code === "57014" || e?.cause?.code === "57014";
+export const isStatementCancelled = (err: unknown) => hasSqlState(err, "57014");
+
+/** `err` and the errors it wraps (`cause`), at most 5 deep. */
+function* wrapped(err: unknown): Generator<{ code?: unknown; message?: unknown }> {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    yield e as { code?: unknown; message?: unknown };
+    e = (e as { cause?: unknown }).cause;
+  }
 }

@@ -92,7 +92,7 @@ export { deliveryChannel } from "./notifications/fan-out.ts";
 export { feedChannel, feedPayloadOf } from "./notifications/feed-news.ts";
 export { type InboxNews, inboxChannel } from "./notifications/inbox-news.ts";
 export type { CancelOutcome } from "./notifications/schedule.ts";
-export { type Db, type Orm, openDatabase } from "./orm.ts";
+export { type Db, type Orm, openDatabase, servingStatementDeadlineMs } from "./orm.ts";
 export { limitExceeded } from "./policies/caps.ts";
 export type { QuotaLedger } from "./policies/quota.ts";
 export { SharedBuckets, SharedRateLimiter, sharedFailureCounter } from "./policies/rate-limits.ts";

@@ -27,6 +27,14 @@ export type Orm = MikroORM;
  * still unanswered after 40 s. Generous for any database that answers at all.
  */
 const connectionDeadlineMs = 10_000;
+
+/**
+ * A serving process's statement deadline (`OpenOptions.statementDeadlineMs`): the connection's
+ * 10 s, or longer than the longest a statement waits on purpose (an idempotent publish for its
+ * key's holder, which must end in its own 409, not in this).
+ */
+export const servingStatementDeadlineMs = (longestWaitMs: number) =>
+  Math.max(connectionDeadlineMs, longestWaitMs + 5_000);
 /** The connection that runs raw statements (the pool behind the ORM). */
 export type Db = ReturnType<Orm["em"]["getConnection"]>;
 

@@ -7,6 +7,7 @@
  * insert are one `INSERT … ON CONFLICT` feeding an `INSERT … WHERE EXISTS`.
  */
 import type { NotificationRecord } from "../../domain/notification.ts";
+import { hasSqlState } from "../errors.ts";
 import type { Db, Orm } from "../orm.ts";
 import {
   insertNotification,
@@ -59,9 +60,9 @@ const insertIdempotent = `
 
 /** PostgreSQL's lock_not_available, however the driver or the ORM wrapped it. */
 function isLockTimeout(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; cause?: { code?: string } } | undefined;
   return (
-    e?.code === "55P03" || e?.cause?.code === "55P03" || e?.name === "LockWaitTimeoutException"
+    hasSqlState(err, "55P03") ||
+    (err as { name?: string } | undefined)?.name === "LockWaitTimeoutException"
   );
 }
 

@@ -82,11 +82,11 @@ export class RetentionRepository {
   async #inBatches(once: (size: number) => Promise<number>): Promise<number> {
     let [total, size] = [0, batch];
     for (;;) {
-      const n = await once(size).catch((err: unknown) => {
+      let n: number;
+      try {
+        n = await once(size);
+      } catch (err) {
         if (size === 1 || !isStatementCancelled(err)) throw err;
-        return undefined;
-      });
-      if (n === undefined) {
         size = Math.ceil(size / 2);
         continue;
       }
