@@ -4,7 +4,6 @@
  * notifications, the API key, the webhook and the browser device, whose stored subscription
  * still opens (the key files came back) and whose pushes carry the same VAPID key.
  */
-import { spawnSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
@@ -24,7 +23,7 @@ import { testCertificate } from "../fakes/tls.ts";
 import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
 import { pushDevice } from "../helpers/accounts.ts";
 import { body } from "../helpers/http.ts";
-import { runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { runOperator, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const work = mkdtempSync(join(tmpdir(), "herald-backup-test-"));
@@ -48,13 +47,8 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function operator(dataDir: string, ...args: string[]) {
-  return spawnSync(process.execPath, [runScript, ...args], {
-    env: { ...process.env, ...env, DATABASE_URL: "", HERALD_DATA_DIR: dataDir },
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-}
+const operator = (dataDir: string, ...args: string[]) =>
+  runOperator(args, { ...env, DATABASE_URL: "", HERALD_DATA_DIR: dataDir });
 
 /** The archive again, with a line no table takes at the end of the notifications' copy. */
 async function brokenCopyOf(archive: string): Promise<string> {
@@ -110,7 +104,7 @@ describe("npm run backup and restore", () => {
 
     // While the server runs.
     const archive = join(work, "herald.tar.gz");
-    const backup = operator(first, "ops/backup", archive);
+    const backup = await operator(first, "ops/backup", archive);
     expect(backup.status, backup.stderr).toBe(0);
     expect(backup.stdout).toMatch(/^Backed up \d+ tables and 2 key file\(s\) to /);
     expect(statSync(archive).mode & 0o777).toBe(0o600);
@@ -121,15 +115,15 @@ describe("npm run backup and restore", () => {
     // nothing of itself: the same data directory takes the good archive next.
     const broken = await brokenCopyOf(archive);
     const second = join(work, "second");
-    const failed = operator(second, "ops/restore", broken);
+    const failed = await operator(second, "ops/restore", broken);
     expect(failed.status).toBe(1);
     expect(failed.stderr).toMatch(/^restore failed: .*notification/m);
     expect(existsSync(second)).toBe(false);
 
-    const restore = operator(second, "ops/restore", archive);
+    const restore = await operator(second, "ops/restore", archive);
     expect(restore.status, restore.stderr).toBe(0);
     // Never over an existing data directory.
-    const again = operator(second, "ops/restore", archive);
+    const again = await operator(second, "ops/restore", archive);
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(/restore failed: .* exists: restore into a new data directory/);
 
@@ -169,10 +163,11 @@ describe("npm run backup and restore", () => {
     symlinkSync("/dev/full", `${archive}.partial`);
     const scratch = join(work, "full-tmp");
     mkdirSync(scratch);
-    const backup = spawnSync(process.execPath, [runScript, "ops/backup", archive], {
-      env: { ...process.env, ...env, DATABASE_URL: "", HERALD_DATA_DIR: dir, TMPDIR: scratch },
-      encoding: "utf8",
-      timeout: 60_000,
+    const backup = await runOperator(["ops/backup", archive], {
+      ...env,
+      DATABASE_URL: "",
+      HERALD_DATA_DIR: dir,
+      TMPDIR: scratch,
     });
     expect(backup.status, backup.stderr).toBe(1);
     expect(backup.stderr).toContain(`backup failed: writing ${archive}: ENOSPC`);
@@ -182,31 +177,31 @@ describe("npm run backup and restore", () => {
     expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
   }, 120_000);
 
-  it("without a usable TMPDIR: backup and restore say so, without a stack", () => {
+  it("without a usable TMPDIR: backup and restore say so, without a stack", async () => {
     for (const command of ["backup", "restore"]) {
-      const run = spawnSync(
-        process.execPath,
-        [runScript, `ops/${command}`, join(work, "never.tar.gz")],
-        {
-          env: { ...process.env, ...env, TMPDIR: join(work, "no-such-dir") },
-          encoding: "utf8",
-          timeout: 60_000,
-        },
-      );
+      const run = await runOperator([`ops/${command}`, join(work, "never.tar.gz")], {
+        ...env,
+        TMPDIR: join(work, "no-such-dir"),
+      });
       expect(run.status, run.stderr).toBe(1);
       expect(run.stderr).toContain(`${command} failed: ENOENT`);
       expect(run.stderr).not.toMatch(/\n\s+at /);
     }
   });
 
-  it("with a data directory that cannot be made: says so at once, not in Node's endless loop", () => {
-    // Node's recursive mkdir loops, deaf to signals, where a folder cannot hold another (/proc).
-    const run = operator("/proc/herald-backup-data", "ops/backup", join(work, "never.tar.gz"));
-    expect(run.signal, "killed by its timeout").toBeNull();
+  it("with a data directory that cannot be made: says so at once, not in Node's endless loop", async () => {
+    // Node's recursive mkdir loops, deaf to signals, where a folder cannot hold another (/proc):
+    // such a run is killed at 15 s and fails here.
+    const run = await runOperator(
+      ["ops/backup", join(work, "never.tar.gz")],
+      { ...env, DATABASE_URL: "", HERALD_DATA_DIR: "/proc/herald-backup-data" },
+      10_000,
+    );
+    expect(run.signal, "killed at its deadline").toBeNull();
     expect(run.status, run.stderr).toBe(1);
     expect(run.stderr).toContain(
       "backup failed: the data directory /proc/herald-backup-data (HERALD_DATA_DIR) cannot be made: its file system makes no folders there",
     );
     expect(existsSync(join(work, "never.tar.gz"))).toBe(false);
-  });
+  }, 30_000);
 });

@@ -5,12 +5,11 @@
  * it starts; a rotation (a new key in front of the ring) starts too. Keys lost for good: `npm
  * run accept-new-keys` makes a machine's keys the database's, and the old ones are refused.
  */
-import { spawnSync } from "node:child_process";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { freshDatabase } from "../helpers/db.ts";
-import { type HeraldProcess, launchHerald, runScript, spawnHerald } from "../helpers/process.ts";
+import { type HeraldProcess, launchHerald, runOperator, spawnHerald } from "../helpers/process.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 async function startsAndStops(proc: Promise<HeraldProcess>): Promise<void> {
@@ -63,11 +62,7 @@ describe("a machine's keys against its database's", () => {
     // Keys lost for good: a third machine's are accepted by the operator, then the old refused.
     const c = tempDir("herald-machine-c-");
     expect(await refused(machine(c))).toContain("this machine's keys are not the ones");
-    const accept = spawnSync(process.execPath, [runScript, "ops/accept-new-keys"], {
-      env: { ...process.env, ...machine(c) },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
+    const accept = await runOperator(["ops/accept-new-keys"], machine(c));
     expect(accept.status, accept.stderr).toBe(0);
     expect(accept.stdout).toContain("This machine's keys are now the database's");
     await startsAndStops(spawnHerald(machine(c)));

@@ -4,21 +4,15 @@
  * server running they start their own and stop it; a second `npm start` on the same data
  * directory refuses instead of taking the first one's database.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { launchHerald, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { launchHerald, runOperator, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { alive } from "../helpers/tree.ts";
 
-function operator(dir: string, command: string) {
-  return spawnSync(process.execPath, [runScript, command], {
-    env: { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dir },
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-}
+const operator = (dir: string, command: string) =>
+  runOperator([command], { DATABASE_URL: "", HERALD_DATA_DIR: dir });
 
 const postmaster = (dir: string) =>
   Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
@@ -30,12 +24,12 @@ describe("operator commands", () => {
     const key = await waitForKey(server);
     const pg = postmaster(dir);
 
-    const link = operator(dir, "ops/owner-setup-link");
+    const link = await operator(dir, "ops/owner-setup-link");
     expect(link.status, link.stderr).toBe(0);
     expect(link.stdout).toMatch(
       /HERALD_OWNER_SETUP_URL=http:\/\/127\.0\.0\.1:8080\/setup#[\w-]{32}/,
     );
-    const reencrypt = operator(dir, "ops/reencrypt-tokens");
+    const reencrypt = await operator(dir, "ops/reencrypt-tokens");
     expect(reencrypt.status, reencrypt.stderr).toBe(0);
     expect(reencrypt.stdout).toMatch(/^re-encrypted 0 push token\(s\) under key /);
 
@@ -62,7 +56,7 @@ describe("operator commands", () => {
     expect(alive(pg)).toBe(false);
 
     // No server: the command starts its own PostgreSQL and stops it.
-    const alone = operator(dir, "ops/owner-setup-link");
+    const alone = await operator(dir, "ops/owner-setup-link");
     expect(alone.status, alone.stderr).toBe(0);
     expect(alone.stdout).toContain("HERALD_OWNER_SETUP_URL=");
     expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);

@@ -2,7 +2,7 @@
  * Herald as a process: `npm start` on an embedded PostgreSQL, first-start bootstrap, restarts,
  * graceful shutdown, and a hard crash right after a 202.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Code, type ConnectError, createClient } from "@connectrpc/connect";
@@ -12,7 +12,7 @@ import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { InboxService } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { relocatedClusterDir } from "../../src/db/embedded/user.ts";
 import { freshDatabase, sql } from "../helpers/db.ts";
-import { keyFrom, runScript, spawnHerald, waitForKey } from "../helpers/process.ts";
+import { keyFrom, runOperator, spawnHerald, waitForKey } from "../helpers/process.ts";
 import { removedAfterTests, tempDir } from "../helpers/temp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -61,9 +61,9 @@ describe("npm start on the embedded PostgreSQL", () => {
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
     // The operator prints a new setup link (the console test uses one; the API test, its rules).
-    const link = spawnSync(process.execPath, [runScript, "ops/owner-setup-link"], {
-      env: { ...process.env, DATABASE_URL: "", HERALD_DATA_DIR: dataDir },
-      encoding: "utf8",
+    const link = await runOperator(["ops/owner-setup-link"], {
+      DATABASE_URL: "",
+      HERALD_DATA_DIR: dataDir,
     });
     expect(link.status, link.stderr).toBe(0);
     expect(link.stdout).toMatch(

@@ -128,3 +128,54 @@ export const publisher = (proc: HeraldProcess, key: string, timeoutMs: number) =
     body: JSON.stringify({ title }),
     signal: AbortSignal.timeout(timeoutMs),
   });
+
+export interface Ran {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node scripts/run.mjs <args>` (an operator's command) to its end, in a process group of
+ * its own. Past `deadlineMs` the group is asked to stop (SIGTERM) and killed 5 s later: a
+ * command deaf to SIGTERM (one that spun on a data directory under /proc did) ends with the
+ * test. spawnSync's `timeout` sends one signal and then waits for the exit, for ever if need be.
+ */
+export function runOperator(
+  args: string[],
+  env: Record<string, string | undefined>,
+  deadlineMs = 60_000,
+): Promise<Ran> {
+  const child = spawn(process.execPath, [runScript, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  running.add(child);
+  const out = { stdout: "", stderr: "" };
+  child.stdout?.on("data", (d: Buffer) => {
+    out.stdout += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    out.stderr += d.toString();
+  });
+  const group = (signal: NodeJS.Signals) => () => {
+    try {
+      process.kill(-(child.pid as number), signal);
+    } catch {
+      // The group is gone.
+    }
+  };
+  const term = setTimeout(group("SIGTERM"), deadlineMs);
+  const kill = setTimeout(group("SIGKILL"), deadlineMs + 5_000);
+  return new Promise((resolve) =>
+    // "close": the exit, and stdout and stderr read to their ends.
+    child.once("close", (status, signal) => {
+      clearTimeout(term);
+      clearTimeout(kill);
+      running.delete(child);
+      resolve({ status, signal, ...out });
+    }),
+  );
+}
