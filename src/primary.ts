@@ -32,11 +32,22 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
   });
   let embedded: Promise<EmbeddedDatabase | undefined> = Promise.resolve(undefined);
   let pool: ProcessPool | undefined;
+  // A first start's key and setup link, once made: said when every process serves, or, if the
+  // start fails or is stopped before that, as it stops (the next start is no first start, and
+  // would not say them).
+  let owed: ((failed: boolean) => string) | undefined;
+  const sayOwed = () => {
+    if (owed) stopping.say(owed(true));
+    owed = undefined;
+  };
   const stopping = new Stopping({
     log,
     graceMs: config.shutdownGraceMs,
     workers: () => pool?.workers() ?? [],
-    beforeDrain: () => pool?.stopReplacing(),
+    beforeDrain: () => {
+      sayOwed();
+      pool?.stopReplacing();
+    },
     stopDatabase: async () => (await embedded.catch(() => undefined))?.stop(),
   });
   stopping.listen();
@@ -46,10 +57,14 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     if (config.databaseUrl === undefined) embedded = startEmbedded(config, embeddedNews(log));
     const url = config.databaseUrl ?? ((await embedded) as EmbeddedDatabase).url;
     if (stopping.started) return;
-    const boot = await prepareDatabase(config, url);
-    if (stopping.started) return;
-
+    // Before the first start makes its key: a port in use fails with nothing made.
     const port = await claimPort(config.host, config.port);
+    const boot = await prepareDatabase(config, url);
+    const base = baseUrlOf(config, port);
+    if (boot) owed = (failed) => firstRunMessage(boot, base, config, failed);
+    // Stopped while it made them (its beforeDrain came first): said here.
+    if (stopping.started) return sayOwed();
+
     log.info(platformStatus(config));
     pool = new ProcessPool({
       exec: mainFile,
@@ -68,7 +83,8 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
       onAllServing: () => {
         log.info({ processes: config.processes, port, version: packageVersion }, "serving");
-        stopping.say(readyMessage(config, boot, baseUrlOf(config, port)));
+        stopping.say(owed?.(false) ?? readyMessage(config, base));
+        owed = undefined;
       },
     });
     pool.start();
@@ -120,13 +136,8 @@ function embeddedNews(log: ReturnType<typeof createLogger>) {
   };
 }
 
-/** What a person reads once every serving process serves. */
-function readyMessage(
-  config: Config,
-  boot: Awaited<ReturnType<typeof bootstrapIfEmpty>>,
-  base: string,
-): string {
-  if (boot) return firstRunMessage(boot, base, config);
+/** What a person reads once every serving process serves (after a start that is not the first). */
+function readyMessage(config: Config, base: string): string {
   const processes = `${config.processes} serving ${config.processes === 1 ? "process" : "processes"}`;
   return (
     `${config.owner.password ? ownerPasswordIgnored(config.bootstrap) : ""}` +

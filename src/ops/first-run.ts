@@ -3,20 +3,29 @@ import type { Config } from "../config.ts";
 import type { Bootstrapped } from "./bootstrap.ts";
 import { setupUrl } from "./urls.ts";
 
-export function firstRunMessage(boot: Bootstrapped, base: string, config: Config): string {
+/**
+ * The first start's account, key and setup link, said once: when every process serves, or as a
+ * start that `failed` after making them stops (they stay for the next start, which is no first
+ * start and would not say them).
+ */
+export function firstRunMessage(
+  boot: Bootstrapped,
+  base: string,
+  config: Config,
+  failed = false,
+): string {
   const setup = boot.setupToken
     ? `Set the owner's password (${config.owner.email}) in the console with this one-time link,\n` +
       `valid 24 hours (npm run owner:reset-password prints a new one):\n\n` +
       `HERALD_OWNER_SETUP_URL=${setupUrl(base, boot.setupToken)}\n\n`
     : "";
-  return (
-    `\nFirst start: created the owner's account, the project "default" and an API key.\n` +
-    `The key is shown this once; store it now:\n\n` +
-    `HERALD_API_KEY=${boot.apiKey}\n\n` +
-    setup +
-    `Try it:\n  curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Deploy finished","priority":"high"}' ${base}/v1/notify\n\n` +
-    signupLine(config)
-  );
+  const made = `the owner's account, the project "default" and an API key`;
+  const key = `The key is shown this once; store it now:\n\nHERALD_API_KEY=${boot.apiKey}\n\n${setup}`;
+  return failed
+    ? `\nThis first start created ${made}, then failed (below); they stay for the next start.\n${key}`
+    : `\nFirst start: created ${made}.\n${key}` +
+        `Try it:\n  curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Deploy finished","priority":"high"}' ${base}/v1/notify\n\n` +
+        signupLine(config);
 }
 
 function signupLine(config: Config): string {

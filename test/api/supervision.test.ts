@@ -7,7 +7,14 @@ import { existsSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { launchHerald, logLines, spawnHerald, waitForKey } from "../helpers/process.ts";
+import {
+  keyFrom,
+  launchHerald,
+  logLines,
+  publisher,
+  spawnHerald,
+  waitForKey,
+} from "../helpers/process.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { alive, servingProcesses } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -161,6 +168,24 @@ describe("the supervisor", () => {
     // The database was stopped too.
     expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
     for (const pid of servingProcesses(proc.child.pid as number)) expect(alive(pid)).toBe(false);
+
+    // It was a first start: the key and setup link it made are said as it stops (before, they
+    // were never shown, and the next start, no first start, said nothing of them), once, and
+    // in no log line. They work on the next start.
+    expect(proc.stdout()).toContain(
+      'This first start created the owner\'s account, the project "default" and an API key, then failed (below); they stay for the next start.',
+    );
+    const key = keyFrom(proc.stdout()) as string;
+    expect(key).toMatch(/^hk_/);
+    expect(proc.stdout().split(key)).toHaveLength(2);
+    expect(proc.stderr()).not.toContain(key);
+    expect(proc.stdout()).toMatch(/^HERALD_OWNER_SETUP_URL=http:\/\/127\.0\.0\.1:\d+\/setup#/m);
+    const next = await spawnHerald({ HERALD_DATA_DIR: dir, HERALD_PROCESSES: "1" });
+    expect(next.stdout()).not.toContain("HERALD_API_KEY=");
+    const res = await publisher(next, key, 10_000)("with the key of the failed start");
+    expect(res.status).toBe(202);
+    next.child.kill("SIGTERM");
+    expect(await next.exited).toBe(0);
   }, 60_000);
 
   it.each([
@@ -189,8 +214,17 @@ describe("the supervisor", () => {
         );
         expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
         expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
+        // Nothing was made before the port was found taken: started again, it is a first start
+        // (before, the owner was made first, and the next start said no key or setup link).
+        expect(proc.stdout()).not.toContain("HERALD_API_KEY=");
+        await new Promise((resolve) => taken.close(resolve));
+        const next = await spawnHerald({ HERALD_DATA_DIR: dir, HERALD_PROCESSES: "1" });
+        expect(next.stdout()).toContain("First start: created the owner's account");
+        expect(keyFrom(next.stdout())).toMatch(/^hk_/);
+        next.child.kill("SIGTERM");
+        expect(await next.exited).toBe(0);
       } finally {
-        taken.close();
+        if (taken.listening) taken.close();
       }
     },
     60_000,
