@@ -22,7 +22,7 @@ export function firstRunMessage(
   const made = `the owner's account, the project "default" and an API key`;
   const key = `The key is shown this once; store it now:\n\nHERALD_API_KEY=${boot.apiKey}\n\n${setup}`;
   return failed
-    ? `\nThis first start created ${made}, then failed (below); they stay for the next start.\n${key}`
+    ? `\nThis first start created ${made}, and stopped before it served; they stay for the next start.\n${key}`
     : `\nFirst start: created ${made}.\n${key}` +
         `Try it:\n  curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Deploy finished","priority":"high"}' ${base}/v1/notify\n\n` +
         signupLine(config);

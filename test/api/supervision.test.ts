@@ -173,7 +173,7 @@ describe("the supervisor", () => {
     // were never shown, and the next start, no first start, said nothing of them), once, and
     // in no log line. They work on the next start.
     expect(proc.stdout()).toContain(
-      'This first start created the owner\'s account, the project "default" and an API key, then failed (below); they stay for the next start.',
+      'This first start created the owner\'s account, the project "default" and an API key, and stopped before it served; they stay for the next start.',
     );
     const key = keyFrom(proc.stdout()) as string;
     expect(key).toMatch(/^hk_/);
@@ -186,6 +186,28 @@ describe("the supervisor", () => {
     expect(res.status).toBe(202);
     next.child.kill("SIGTERM");
     expect(await next.exited).toBe(0);
+  }, 60_000);
+
+  it("says a first start's key as it stops, when stopped (Ctrl-C) before it serves", async () => {
+    const dir = dataDir();
+    // Serving processes that cannot start (as above): the start is stopped while they retry.
+    const account = join(dir, "service-account.json");
+    writeFileSync(account, "not a service account");
+    const proc = launchHerald({
+      HERALD_DATA_DIR: dir,
+      HERALD_PROCESSES: "1",
+      HERALD_FCM_SERVICE_ACCOUNT_FILE: account,
+    });
+    const died = () => logLines(proc.stdout(), "a serving process died while starting");
+    await waitFor(() => died().length > 0, 20_000);
+    expect(died()).toHaveLength(1);
+    proc.child.kill("SIGINT");
+    expect(await proc.exited).toBe(0);
+    const key = keyFrom(proc.stdout()) as string;
+    expect(key).toMatch(/^hk_/);
+    expect(proc.stdout().split(key)).toHaveLength(2);
+    expect(proc.stdout()).toContain("and stopped before it served; they stay for the next start.");
+    expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
   }, 60_000);
 
   it.each([
