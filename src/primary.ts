@@ -67,19 +67,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
 
     log.info(platformStatus(config));
     pool = new ProcessPool({
-      exec: mainFile,
-      size: config.processes,
-      env: {
-        DATABASE_URL: url,
-        HERALD_BOOTSTRAP: "0",
-        HERALD_LOG_FORMAT: config.logFormat,
-        HERALD_PORT: String(port),
-        MALLOC_ARENA_MAX: String(config.mallocArenas),
-      },
-      log,
-      heapMb: config.processHeapMb,
-      watchdogMs: config.watchdogMs,
-      startTimeoutMs: config.startTimeoutMs,
+      ...servingProcesses(config, mainFile, url, port, log),
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
       onAllServing: () => {
         log.info({ processes: config.processes, port, version: packageVersion }, "serving");
@@ -94,6 +82,31 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     if (config.logLevel === "debug" && err instanceof Error) log.debug({ err }, "start failed");
     await stopping.stop(`herald failed to start: ${detail.split("\n")[0]}`, 1);
   }
+}
+
+/** The serving processes: how many, what they run, and what they are told. */
+function servingProcesses(
+  config: Config,
+  mainFile: string,
+  url: string,
+  port: number,
+  log: ReturnType<typeof createLogger>,
+) {
+  return {
+    exec: mainFile,
+    size: config.processes,
+    env: {
+      DATABASE_URL: url,
+      HERALD_BOOTSTRAP: "0",
+      HERALD_LOG_FORMAT: config.logFormat,
+      HERALD_PORT: String(port),
+      MALLOC_ARENA_MAX: String(config.mallocArenas),
+    },
+    log,
+    heapMb: config.processHeapMb,
+    watchdogMs: config.watchdogMs,
+    startTimeoutMs: config.startTimeoutMs,
+  };
 }
 
 /**
