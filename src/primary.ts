@@ -35,7 +35,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
   // A first start's key and setup link, once made: said when every process serves, or, if the
   // start fails or is stopped before that, as it stops (the next start is no first start, and
   // would not say them).
-  let owed: ((failed: boolean) => string) | undefined;
+  let owed: ((stoppedEarly: boolean) => string) | undefined;
   const sayOwed = () => {
     if (owed) stopping.say(owed(true));
     owed = undefined;
@@ -61,7 +61,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     const port = await claimPort(config.host, config.port);
     const boot = await prepareDatabase(config, url);
     const base = baseUrlOf(config, port);
-    if (boot) owed = (failed) => firstRunMessage(boot, base, config, failed);
+    if (boot) owed = (early) => firstRunMessage(boot, base, config, early);
     // Stopped while it made them (its beforeDrain came first): said here.
     if (stopping.started) return sayOwed();
 

@@ -5,14 +5,14 @@ import { setupUrl } from "./urls.ts";
 
 /**
  * The first start's account, key and setup link, said once: when every process serves, or as a
- * start that `failed` after making them stops (they stay for the next start, which is no first
- * start and would not say them).
+ * start `stoppedEarly` (failed, or stopped, after making them and before it served) ends: they
+ * stay for the next start, which is no first start and would not say them.
  */
 export function firstRunMessage(
   boot: Bootstrapped,
   base: string,
   config: Config,
-  failed = false,
+  stoppedEarly = false,
 ): string {
   const setup = boot.setupToken
     ? `Set the owner's password (${config.owner.email}) in the console with this one-time link,\n` +
@@ -21,7 +21,7 @@ export function firstRunMessage(
     : "";
   const made = `the owner's account, the project "default" and an API key`;
   const key = `The key is shown this once; store it now:\n\nHERALD_API_KEY=${boot.apiKey}\n\n${setup}`;
-  return failed
+  return stoppedEarly
     ? `\nThis first start created ${made}, and stopped before it served; they stay for the next start.\n${key}`
     : `\nFirst start: created ${made}.\n${key}` +
         `Try it:\n  curl -H "Authorization: Bearer $HERALD_API_KEY" -d '{"title":"Deploy finished","priority":"high"}' ${base}/v1/notify\n\n` +

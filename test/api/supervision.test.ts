@@ -21,6 +21,21 @@ import { waitFor } from "../helpers/wait.ts";
 
 const dataDir = () => tempDir("herald-supervise-");
 
+/**
+ * Herald on `dir` with `processes` serving processes that cannot start: the FCM service account
+ * is readable (the supervisor checks that before it starts anything) but not a service account,
+ * parsed by each serving process as it starts, so every start fails the same way.
+ */
+function failingToStart(dir: string, processes: number) {
+  const account = join(dir, "service-account.json");
+  writeFileSync(account, "not a service account");
+  return launchHerald({
+    HERALD_DATA_DIR: dir,
+    HERALD_PROCESSES: String(processes),
+    HERALD_FCM_SERVICE_ACCOUNT_FILE: account,
+  });
+}
+
 describe("the supervisor", () => {
   it("replaces processes that die serving or starting, backing off while a slot dies young", async () => {
     const proc = await spawnHerald({ HERALD_DATA_DIR: dataDir(), HERALD_PROCESSES: "2" });
@@ -152,15 +167,7 @@ describe("the supervisor", () => {
 
   it("stops with the reason, and exit code 1, when its processes keep failing to start", async () => {
     const dir = dataDir();
-    // Readable (the supervisor checks that before it starts anything), but not a service
-    // account: parsed by each serving process as it starts, every start fails the same way.
-    const account = join(dir, "service-account.json");
-    writeFileSync(account, "not a service account");
-    const proc = launchHerald({
-      HERALD_DATA_DIR: dir,
-      HERALD_PROCESSES: "2",
-      HERALD_FCM_SERVICE_ACCOUNT_FILE: account,
-    });
+    const proc = failingToStart(dir, 2);
     expect(await proc.exited).toBe(1);
     expect(proc.stderr()).toMatch(/herald failed to start: .*(JSON|service account)/);
     expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
@@ -189,15 +196,8 @@ describe("the supervisor", () => {
   }, 60_000);
 
   it("says a first start's key as it stops, when stopped (Ctrl-C) before it serves", async () => {
-    const dir = dataDir();
-    // Serving processes that cannot start (as above): the start is stopped while they retry.
-    const account = join(dir, "service-account.json");
-    writeFileSync(account, "not a service account");
-    const proc = launchHerald({
-      HERALD_DATA_DIR: dir,
-      HERALD_PROCESSES: "1",
-      HERALD_FCM_SERVICE_ACCOUNT_FILE: account,
-    });
+    // Stopped while its processes retry.
+    const proc = failingToStart(dataDir(), 1);
     const died = () => logLines(proc.stdout(), "a serving process died while starting");
     await waitFor(() => died().length > 0, 20_000);
     expect(died()).toHaveLength(1);
