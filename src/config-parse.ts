@@ -107,7 +107,7 @@ export function webPushHosts(env: Env): string[] {
   return [...defaultPushHosts, ...extra.filter((h) => h !== "")];
 }
 /** Email in: off unless HERALD_SMTP_PORT is set; STARTTLS with a key and a certificate. */
-export function smtp(env: Env): Config["smtp"] {
+export function smtp(env: Env, httpPort: number): Config["smtp"] {
   if (!env.HERALD_SMTP_PORT) return undefined;
   const [keyFile, certFile] = [env.HERALD_SMTP_TLS_KEY, env.HERALD_SMTP_TLS_CERT];
   if (!keyFile !== !certFile) {
@@ -115,5 +115,11 @@ export function smtp(env: Env): Config["smtp"] {
   }
   const tls = keyFile && certFile ? { keyFile, certFile } : undefined;
   const domain = env.HERALD_SMTP_DOMAIN || undefined;
-  return { port: int(env, "HERALD_SMTP_PORT", 0, 0, 65535), tls, domain };
+  const port = int(env, "HERALD_SMTP_PORT", 0, 0, 65535);
+  // Both listeners share their port by SO_REUSEPORT: on one port, the kernel would hand half
+  // the HTTP connections to the SMTP listener.
+  if (port !== 0 && port === httpPort) {
+    throw new Error(`HERALD_SMTP_PORT is HERALD_PORT's port (${port}): email needs one of its own`);
+  }
+  return { port, tls, domain };
 }

@@ -235,9 +235,10 @@ const supervision = (env: Env, processes: number) => ({
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   const processes = processCount(env);
+  const port = int(env, "HERALD_PORT", 8080, 0, 65535);
   return {
     host: env.HERALD_HOST || "127.0.0.1",
-    port: int(env, "HERALD_PORT", 8080, 0, 65535),
+    port,
     dataDir: resolve(env.HERALD_DATA_DIR || ".herald"),
     databaseUrl,
     bootstrap: databaseUrl === undefined || env.HERALD_BOOTSTRAP === "1",
@@ -245,7 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...logSettings(env),
     bodyLimitBytes: 16 * 1024,
     hookBodyLimitBytes: 1024 * 1024,
-    smtp: smtp(env),
+    smtp: smtp(env, port),
     idempotencyTtlSeconds: int(env, "HERALD_IDEMPOTENCY_TTL_SECONDS", 86400, 60, 7 * 86400),
     idempotencyWaitMs: int(env, "HERALD_IDEMPOTENCY_WAIT_MS", 5000, 0, 60000),
     rateLimitBurst: int(env, "HERALD_RATE_LIMIT_BURST", 60, 1, 1_000_000),

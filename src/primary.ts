@@ -59,6 +59,8 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     if (stopping.started) return;
     // Before the first start makes its key: a port in use fails with nothing made.
     const port = await claimPort(config.host, config.port);
+    const smtpPort =
+      config.smtp && (await claimPort(config.host, config.smtp.port, "HERALD_SMTP_PORT"));
     const boot = await prepareDatabase(config, url);
     const base = baseUrlOf(config, port);
     if (boot) owed = (early) => firstRunMessage(boot, base, config, early);
@@ -67,7 +69,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
 
     log.info(platformStatus(config));
     pool = new ProcessPool({
-      ...servingProcesses(config, mainFile, url, port, log),
+      ...servingProcesses(config, mainFile, url, { port, smtpPort }, log),
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
       onAllServing: () => {
         log.info({ processes: config.processes, port, version: packageVersion }, "serving");
@@ -89,7 +91,7 @@ function servingProcesses(
   config: Config,
   mainFile: string,
   url: string,
-  port: number,
+  ports: { port: number; smtpPort: number | undefined },
   log: ReturnType<typeof createLogger>,
 ) {
   return {
@@ -99,7 +101,8 @@ function servingProcesses(
       DATABASE_URL: url,
       HERALD_BOOTSTRAP: "0",
       HERALD_LOG_FORMAT: config.logFormat,
-      HERALD_PORT: String(port),
+      HERALD_PORT: String(ports.port),
+      ...(ports.smtpPort !== undefined && { HERALD_SMTP_PORT: String(ports.smtpPort) }),
       MALLOC_ARENA_MAX: String(config.mallocArenas),
     },
     log,

@@ -27,21 +27,21 @@ export function shareOneSocket(): void {
 /** What a serving process's listen adds (a socket of its own, the port shared by the kernel). */
 export const listenOptions = ownSockets ? { reusePort: true, exclusive: true } : {};
 
+/** A port in use, said so that a person can act on it: the setting that names it. */
+export const portInUse = (host: string, port: number, variable: string) =>
+  new Error(`port ${port} on ${host} is in use by another program (${variable})`);
+
 /**
  * The port the processes will serve: `port`, checked to be free, or a free one for 0. A socket of
  * our own would share the port with any other program's SO_REUSEPORT socket (another Herald, for
  * one) without a word, so the supervisor binds it once plainly first: a port in use fails here,
- * with a reason a person can act on.
+ * with a reason a person can act on, naming the setting (`variable`).
  */
-export function claimPort(host: string, port: number): Promise<number> {
+export function claimPort(host: string, port: number, variable = "HERALD_PORT"): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", (err: NodeJS.ErrnoException) => {
-      reject(
-        err.code === "EADDRINUSE"
-          ? new Error(`port ${port} on ${host} is in use by another program (HERALD_PORT)`)
-          : err,
-      );
+      reject(err.code === "EADDRINUSE" ? portInUse(host, port, variable) : err);
     });
     probe.listen({ host, port, exclusive: true }, () => {
       const address = probe.address();

@@ -3,10 +3,12 @@
  * moment is replaced, young deaths in a row back off, and processes that cannot start for the
  * same reason stop the whole server with that reason and a non-zero exit.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { freePort } from "../helpers/ports.ts";
 import {
   keyFrom,
   launchHerald,
@@ -21,19 +23,23 @@ import { waitFor } from "../helpers/wait.ts";
 
 const dataDir = () => tempDir("herald-supervise-");
 
+/** Loaded into each process: in a serving process, it takes the SMTP port before Herald does. */
+const portTaker = fileURLToPath(new URL("../fixtures/smtp-port-taken.mjs", import.meta.url));
+
 /**
- * Herald on `dir` with `processes` serving processes that cannot start: the FCM service account
- * is readable (the supervisor checks that before it starts anything) but not a service account,
- * parsed by each serving process as it starts, so every start fails the same way.
+ * Herald on `dir` with `processes` serving processes that cannot start: the SMTP port is free
+ * when the supervisor checks it, and taken in each serving process before Herald listens on it
+ * (as by another program after the check), so every start fails the same way and says why.
  */
-function failingToStart(dir: string, processes: number) {
-  const account = join(dir, "service-account.json");
-  writeFileSync(account, "not a service account");
-  return launchHerald({
+async function failingToStart(dir: string, processes: number) {
+  const smtpPort = await freePort();
+  const proc = launchHerald({
     HERALD_DATA_DIR: dir,
     HERALD_PROCESSES: String(processes),
-    HERALD_FCM_SERVICE_ACCOUNT_FILE: account,
+    HERALD_SMTP_PORT: String(smtpPort),
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${portTaker}`.trim(),
   });
+  return { proc, smtpPort };
 }
 
 describe("the supervisor", () => {
@@ -167,9 +173,11 @@ describe("the supervisor", () => {
 
   it("stops with the reason, and exit code 1, when its processes keep failing to start", async () => {
     const dir = dataDir();
-    const proc = failingToStart(dir, 2);
+    const { proc, smtpPort } = await failingToStart(dir, 2);
     expect(await proc.exited).toBe(1);
-    expect(proc.stderr()).toMatch(/herald failed to start: .*(JSON|service account)/);
+    expect(proc.stderr()).toContain(
+      `herald failed to start: port ${smtpPort} on 127.0.0.1 is in use by another program (HERALD_SMTP_PORT)`,
+    );
     expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
     expect(logLines(proc.stdout(), "serving processes keep failing to start")).toHaveLength(1);
     // The database was stopped too.
@@ -197,7 +205,7 @@ describe("the supervisor", () => {
 
   it("says a first start's key as it stops, when stopped (Ctrl-C) before it serves", async () => {
     // Stopped while its processes retry.
-    const proc = failingToStart(dataDir(), 1);
+    const { proc } = await failingToStart(dataDir(), 1);
     const died = () => logLines(proc.stdout(), "a serving process died while starting");
     await waitFor(() => died().length > 0, 20_000);
     expect(died()).toHaveLength(1);
@@ -211,12 +219,14 @@ describe("the supervisor", () => {
   }, 60_000);
 
   it.each([
-    ["a plain socket", {}],
+    ["HERALD_PORT", "a plain socket", {}],
     // Another Herald's processes, say: our own sockets would share the port with it silently.
-    ["an SO_REUSEPORT socket", { reusePort: true }],
+    ["HERALD_PORT", "an SO_REUSEPORT socket", { reusePort: true }],
+    // Before, the serving processes' SMTP listeners failed after they served, and only logged it.
+    ["HERALD_SMTP_PORT", "an SO_REUSEPORT socket", { reusePort: true }],
   ])(
-    "stops at once, naming the port, when another program serves it (%s)",
-    async (_, how) => {
+    "stops at once, naming the port, when another program serves %s (%s)",
+    async (variable, _, how) => {
       const taken: Server = createServer();
       const port = await new Promise<number>((resolve) =>
         taken.listen({ port: 0, host: "127.0.0.1", ...how }, () =>
@@ -228,11 +238,11 @@ describe("the supervisor", () => {
         const proc = launchHerald({
           HERALD_DATA_DIR: dir,
           HERALD_PROCESSES: "2",
-          HERALD_PORT: String(port),
+          [variable]: String(port),
         });
         expect(await proc.exited).toBe(1);
         expect(proc.stderr()).toContain(
-          `herald failed to start: port ${port} on 127.0.0.1 is in use by another program (HERALD_PORT)`,
+          `herald failed to start: port ${port} on 127.0.0.1 is in use by another program (${variable})`,
         );
         expect(proc.stdout().trimEnd().split("\n").at(-1)).toBe("Herald stopped.");
         expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);

@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK). */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), email's port. */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 
@@ -11,5 +11,19 @@ describe("HERALD_FAN_OUT_CHUNK", () => {
   it("refuses a chunk under 100 deliveries, naming the setting (a fan-out of one per statement starves every other)", () => {
     expect(() => loadConfig({ HERALD_FAN_OUT_CHUNK: "1" })).toThrow(/HERALD_FAN_OUT_CHUNK/);
     expect(() => loadConfig({ HERALD_FAN_OUT_CHUNK: "lots" })).toThrow(/HERALD_FAN_OUT_CHUNK/);
+  });
+});
+
+describe("HERALD_SMTP_PORT", () => {
+  it("is refused on HTTP's port: both share theirs by SO_REUSEPORT, and the kernel would mix them", () => {
+    expect(() => loadConfig({ HERALD_SMTP_PORT: "8080" })).toThrow(
+      "HERALD_SMTP_PORT is HERALD_PORT's port (8080): email needs one of its own",
+    );
+    expect(() => loadConfig({ HERALD_PORT: "2525", HERALD_SMTP_PORT: "2525" })).toThrow(
+      /HERALD_SMTP_PORT is HERALD_PORT's port \(2525\)/,
+    );
+    expect(loadConfig({ HERALD_SMTP_PORT: "2525" }).smtp?.port).toBe(2525);
+    // 0 asks for a free port, each its own.
+    expect(loadConfig({ HERALD_PORT: "0", HERALD_SMTP_PORT: "0" }).smtp?.port).toBe(0);
   });
 });

@@ -14,6 +14,7 @@ import { readFileSync, type Stats, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { createSecureContext } from "node:tls";
 import type { Log } from "../../domain/log.ts";
+import { isCertificatesKey } from "../../ops/setting-files.ts";
 
 export interface KeyPair {
   key: Buffer;
@@ -90,6 +91,7 @@ export class SmtpCertificate {
         readFile(this.#files.certFile),
       ]);
       createSecureContext({ key, cert });
+      if (!isCertificatesKey(key, cert)) throw new Error("the key is not the certificate's");
       this.#use({ key, cert });
       this.#seen = seen;
       this.#log.info({ expires: expiresOf(cert) }, "email in: STARTTLS certificate renewed");

@@ -23,7 +23,7 @@ import { emailRecipient } from "../../domain/hooks/index.ts";
 import type { Log } from "../../domain/log.ts";
 import { publicError } from "../../errors.ts";
 import { type HookIntakes, mailCredentials } from "../../services/hook-intake.ts";
-import { listenOptions } from "../../supervisor/port.ts";
+import { listenOptions, portInUse } from "../../supervisor/port.ts";
 import { mailContextValues } from "../call-context.ts";
 import { type HookPublishOptions, publishHookEvent } from "./inbound.ts";
 import { SmtpCertificate } from "./smtp-certificate.ts";
@@ -128,13 +128,15 @@ async function deliver(o: Listener, session: SMTPServerSession, raw: Buffer): Pr
 }
 
 /**
- * The SMTP listener of this process, started when the app listens (on the same host, its port
- * shared by every serving process as the HTTP port is) and closed with the app.
+ * The SMTP listener of this process, started as the app gets ready to listen (on the same host,
+ * its port shared by every serving process as the HTTP port is) and closed with the app. Not
+ * on Fastify's onListen, whose failures are only logged: a port another program took after the
+ * supervisor's check served HTTP with email dead. Here the process's start fails, and says why.
  */
 export function registerSmtp(app: FastifyInstance, options: SmtpOptions): void {
   let listener: { close(): Promise<void> } | undefined;
   const o: Listener = { ...options, log: app.log };
-  app.addHook("onListen", async () => {
+  app.addHook("onReady", async () => {
     listener = await startSmtp(o);
     app.log.info({ port: o.port, starttls: o.tls !== undefined }, "email in: SMTP listening");
   });
@@ -198,10 +200,16 @@ async function startSmtp(o: Listener): Promise<{ close(): Promise<void> }> {
         });
     },
   });
-  server.on("error", (err) => o.log.error({ err }, "the SMTP listener failed"));
+  // smtp-server says its socket's errors again, and one nobody hears would throw: a failed
+  // listen is the start's to say, once, and what comes after is logged.
+  let listening = false;
+  server.on("error", (err) => listening && o.log.error({ err }, "the SMTP listener failed"));
   await new Promise<void>((resolve, reject) => {
-    server.server.once("error", reject);
+    server.server.once("error", (err: NodeJS.ErrnoException) =>
+      reject(err.code === "EADDRINUSE" ? portInUse(o.host, o.port, "HERALD_SMTP_PORT") : err),
+    );
     server.listen({ host: o.host, port: o.port, ...listenOptions }, () => resolve());
   });
+  listening = true;
   return { close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
