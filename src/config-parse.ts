@@ -106,20 +106,39 @@ export function webPushHosts(env: Env): string[] {
   const extra = (env.HERALD_WEB_PUSH_HOSTS ?? "").split(",").map((h) => h.trim());
   return [...defaultPushHosts, ...extra.filter((h) => h !== "")];
 }
-/** Email in: off unless HERALD_SMTP_PORT is set; STARTTLS with a key and a certificate. */
-export function smtp(env: Env, httpPort: number): Config["smtp"] {
-  if (!env.HERALD_SMTP_PORT) return undefined;
+/**
+ * Herald's listening ports: the API's, email in's and the metrics' (each only when set), each
+ * a port of its own. The API and email listeners share theirs among the serving processes by
+ * SO_REUSEPORT, so on one port the kernel would hand half of one's connections to the other.
+ */
+export function listeningPorts(env: Env) {
+  const port = int(env, "HERALD_PORT", 8080, 0, 65535);
+  const optional = (name: string) => (env[name] ? int(env, name, 0, 0, 65535) : undefined);
+  const smtpPort = optional("HERALD_SMTP_PORT");
+  const metricsPort = optional("HERALD_METRICS_PORT");
+  const named: [string, number | undefined][] = [
+    ["HERALD_PORT", port],
+    ["HERALD_SMTP_PORT", smtpPort],
+    ["HERALD_METRICS_PORT", metricsPort],
+  ];
+  for (const [i, [first, p]] of named.entries()) {
+    for (const [second, q] of named.slice(i + 1)) {
+      if (p && p === q) {
+        throw new Error(`${second} is ${first}'s port (${p}): each listener needs one of its own`);
+      }
+    }
+  }
+  return { port, smtpPort, metricsPort };
+}
+
+/** Email in: off unless HERALD_SMTP_PORT is set (`port`); STARTTLS with a key and a certificate. */
+export function smtp(env: Env, port: number | undefined): Config["smtp"] {
+  if (port === undefined) return undefined;
   const [keyFile, certFile] = [env.HERALD_SMTP_TLS_KEY, env.HERALD_SMTP_TLS_CERT];
   if (!keyFile !== !certFile) {
     throw new Error("HERALD_SMTP_TLS_KEY and HERALD_SMTP_TLS_CERT are set together, or neither");
   }
   const tls = keyFile && certFile ? { keyFile, certFile } : undefined;
   const domain = env.HERALD_SMTP_DOMAIN || undefined;
-  const port = int(env, "HERALD_SMTP_PORT", 0, 0, 65535);
-  // Both listeners share their port by SO_REUSEPORT: on one port, the kernel would hand half
-  // the HTTP connections to the SMTP listener.
-  if (port !== 0 && port === httpPort) {
-    throw new Error(`HERALD_SMTP_PORT is HERALD_PORT's port (${port}): email needs one of its own`);
-  }
   return { port, tls, domain };
 }

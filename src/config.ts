@@ -5,6 +5,7 @@ import {
   groupCommitSlots,
   int,
   limits,
+  listeningPorts,
   logSettings,
   processCount,
   processHeapMb,
@@ -235,7 +236,7 @@ const supervision = (env: Env, processes: number) => ({
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   const processes = processCount(env);
-  const port = int(env, "HERALD_PORT", 8080, 0, 65535);
+  const { port, smtpPort, metricsPort } = listeningPorts(env);
   return {
     host: env.HERALD_HOST || "127.0.0.1",
     port,
@@ -246,7 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...logSettings(env),
     bodyLimitBytes: 16 * 1024,
     hookBodyLimitBytes: 1024 * 1024,
-    smtp: smtp(env, port),
+    smtp: smtp(env, smtpPort),
     idempotencyTtlSeconds: int(env, "HERALD_IDEMPOTENCY_TTL_SECONDS", 86400, 60, 7 * 86400),
     idempotencyWaitMs: int(env, "HERALD_IDEMPOTENCY_WAIT_MS", 5000, 0, 60000),
     rateLimitBurst: int(env, "HERALD_RATE_LIMIT_BURST", 60, 1, 1_000_000),
@@ -287,7 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
     fanOutAtCommit: int(env, "HERALD_FAN_OUT_AT_COMMIT", 100, 0, 10_000),
     fanOutChunk: int(env, "HERALD_FAN_OUT_CHUNK", 1000, 100, 100_000),
     healthWatchIntervalMs: 5000,
-    metricsPort: env.HERALD_METRICS_PORT ? int(env, "HERALD_METRICS_PORT", 0, 0, 65535) : undefined,
+    metricsPort,
     limits: limits(env),
     workerClock,
   };

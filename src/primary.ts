@@ -59,8 +59,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
     if (stopping.started) return;
     // Before the first start makes its key: a port in use fails with nothing made.
     const port = await claimPort(config.host, config.port);
-    const smtpPort =
-      config.smtp && (await claimPort(config.host, config.smtp.port, "HERALD_SMTP_PORT"));
+    const ports = { port, ...(await otherPorts(config)) };
     const boot = await prepareDatabase(config, url);
     const base = baseUrlOf(config, port);
     if (boot) owed = (early) => firstRunMessage(boot, base, config, early);
@@ -69,7 +68,7 @@ export async function runPrimary(config: Config, mainFile: string): Promise<void
 
     log.info(platformStatus(config));
     pool = new ProcessPool({
-      ...servingProcesses(config, mainFile, url, { port, smtpPort }, log),
+      ...servingProcesses(config, mainFile, url, ports, log),
       onGiveUp: (reason) => void stopping.stop(`herald failed to start: ${reason}`, 1),
       onAllServing: () => {
         log.info({ processes: config.processes, port, version: packageVersion }, "serving");
@@ -91,7 +90,7 @@ function servingProcesses(
   config: Config,
   mainFile: string,
   url: string,
-  ports: { port: number; smtpPort: number | undefined },
+  ports: { port: number } & Awaited<ReturnType<typeof otherPorts>>,
   log: ReturnType<typeof createLogger>,
 ) {
   return {
@@ -103,12 +102,25 @@ function servingProcesses(
       HERALD_LOG_FORMAT: config.logFormat,
       HERALD_PORT: String(ports.port),
       ...(ports.smtpPort !== undefined && { HERALD_SMTP_PORT: String(ports.smtpPort) }),
+      ...(ports.metricsPort !== undefined && { HERALD_METRICS_PORT: String(ports.metricsPort) }),
       MALLOC_ARENA_MAX: String(config.mallocArenas),
     },
     log,
     heapMb: config.processHeapMb,
     watchdogMs: config.watchdogMs,
     startTimeoutMs: config.startTimeoutMs,
+  };
+}
+
+/** Email in's and the metrics' ports, when set: claimed as the API's is, each by its setting. */
+async function otherPorts(config: Config) {
+  const { host, smtp, metricsPort } = config;
+  return {
+    smtpPort: smtp && (await claimPort(host, smtp.port, "HERALD_SMTP_PORT")),
+    metricsPort:
+      metricsPort === undefined
+        ? undefined
+        : await claimPort(host, metricsPort, "HERALD_METRICS_PORT"),
   };
 }
 

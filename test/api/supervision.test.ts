@@ -224,6 +224,8 @@ describe("the supervisor", () => {
     ["HERALD_PORT", "an SO_REUSEPORT socket", { reusePort: true }],
     // Before, the serving processes' SMTP listeners failed after they served, and only logged it.
     ["HERALD_SMTP_PORT", "an SO_REUSEPORT socket", { reusePort: true }],
+    // Before, found by each serving process after the first start made its key.
+    ["HERALD_METRICS_PORT", "a plain socket", {}],
   ])(
     "stops at once, naming the port, when another program serves %s (%s)",
     async (variable, _, how) => {

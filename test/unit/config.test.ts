@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), email's port. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports. */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 
@@ -14,15 +14,20 @@ describe("HERALD_FAN_OUT_CHUNK", () => {
   });
 });
 
-describe("HERALD_SMTP_PORT", () => {
-  it("is refused on HTTP's port: both share theirs by SO_REUSEPORT, and the kernel would mix them", () => {
+describe("the listening ports", () => {
+  it("are each a port of their own: the API's and email's share theirs by SO_REUSEPORT, and the kernel would mix them", () => {
     expect(() => loadConfig({ HERALD_SMTP_PORT: "8080" })).toThrow(
-      "HERALD_SMTP_PORT is HERALD_PORT's port (8080): email needs one of its own",
+      "HERALD_SMTP_PORT is HERALD_PORT's port (8080): each listener needs one of its own",
     );
-    expect(() => loadConfig({ HERALD_PORT: "2525", HERALD_SMTP_PORT: "2525" })).toThrow(
-      /HERALD_SMTP_PORT is HERALD_PORT's port \(2525\)/,
+    expect(() => loadConfig({ HERALD_PORT: "2525", HERALD_METRICS_PORT: "2525" })).toThrow(
+      /HERALD_METRICS_PORT is HERALD_PORT's port \(2525\)/,
     );
-    expect(loadConfig({ HERALD_SMTP_PORT: "2525" }).smtp?.port).toBe(2525);
+    expect(() => loadConfig({ HERALD_SMTP_PORT: "9464", HERALD_METRICS_PORT: "9464" })).toThrow(
+      /HERALD_METRICS_PORT is HERALD_SMTP_PORT's port \(9464\)/,
+    );
+    const config = loadConfig({ HERALD_SMTP_PORT: "2525", HERALD_METRICS_PORT: "9464" });
+    expect([config.port, config.smtp?.port, config.metricsPort]).toEqual([8080, 2525, 9464]);
+    expect([loadConfig({}).smtp, loadConfig({}).metricsPort]).toEqual([undefined, undefined]);
     // 0 asks for a free port, each its own.
     expect(loadConfig({ HERALD_PORT: "0", HERALD_SMTP_PORT: "0" }).smtp?.port).toBe(0);
   });

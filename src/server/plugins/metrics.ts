@@ -7,6 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { Metrics } from "../../observability/metrics.ts";
+import { listenOptions, portInUse } from "../../supervisor/port.ts";
 
 export function registerMetrics(
   app: FastifyInstance,
@@ -25,6 +26,7 @@ export function registerMetrics(
     return;
   }
   let server: Server | undefined;
+  const { host, port } = where;
   app.addHook("onReady", async () => {
     server = createServer((req, res) => {
       if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
@@ -39,8 +41,13 @@ export function registerMetrics(
         },
       );
     });
+    // Shared among the serving processes as the API's port is (supervisor/port.ts).
     await new Promise<void>((resolve, reject) => {
-      server?.once("error", reject).listen(where.port, where.host, resolve);
+      server
+        ?.once("error", (err: NodeJS.ErrnoException) =>
+          reject(err.code === "EADDRINUSE" ? portInUse(host, port, "HERALD_METRICS_PORT") : err),
+        )
+        .listen({ host, port, ...listenOptions }, resolve);
     });
     app.log.info({ port: metricsPort(server) }, "metrics listening");
   });
