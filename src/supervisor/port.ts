@@ -27,9 +27,26 @@ export function shareOneSocket(): void {
 /** What a serving process's listen adds (a socket of its own, the port shared by the kernel). */
 export const listenOptions = ownSockets ? { reusePort: true, exclusive: true } : {};
 
-/** A port in use, said so that a person can act on it: the setting that names it. */
-export const portInUse = (host: string, port: number, variable: string) =>
-  new Error(`port ${port} on ${host} is in use by another program (${variable})`);
+/**
+ * Why a listener could not open `port` on `host`, said so that a person can act on it, naming
+ * the setting (`variable`, or HERALD_HOST for the address); Node's own error otherwise.
+ */
+export function listenFailure(
+  err: NodeJS.ErrnoException,
+  host: string,
+  port: number,
+  variable: string,
+) {
+  if (err.code === "EADDRINUSE")
+    return new Error(`port ${port} on ${host} is in use by another program (${variable})`);
+  if (err.code === "EACCES")
+    return new Error(
+      `port ${port} on ${host} needs a privilege Herald's user lacks (${variable}): a port under 1024 needs CAP_NET_BIND_SERVICE, or use a higher one`,
+    );
+  if (err.code === "EADDRNOTAVAIL" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN")
+    return new Error(`${host} is not an address of this machine (HERALD_HOST)`);
+  return err;
+}
 
 /**
  * The port the processes will serve: `port`, checked to be free, or a free one for 0. A socket of
@@ -41,7 +58,7 @@ export function claimPort(host: string, port: number, variable = "HERALD_PORT"):
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", (err: NodeJS.ErrnoException) => {
-      reject(err.code === "EADDRINUSE" ? portInUse(host, port, variable) : err);
+      reject(listenFailure(err, host, port, variable));
     });
     probe.listen({ host, port, exclusive: true }, () => {
       const address = probe.address();

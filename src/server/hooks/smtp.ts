@@ -23,7 +23,7 @@ import { emailRecipient } from "../../domain/hooks/index.ts";
 import type { Log } from "../../domain/log.ts";
 import { publicError } from "../../errors.ts";
 import { type HookIntakes, mailCredentials } from "../../services/hook-intake.ts";
-import { listenOptions, portInUse } from "../../supervisor/port.ts";
+import { listenFailure, listenOptions } from "../../supervisor/port.ts";
 import { mailContextValues } from "../call-context.ts";
 import { type HookPublishOptions, publishHookEvent } from "./inbound.ts";
 import { SmtpCertificate } from "./smtp-certificate.ts";
@@ -206,7 +206,7 @@ async function startSmtp(o: Listener): Promise<{ close(): Promise<void> }> {
   server.on("error", (err) => listening && o.log.error({ err }, "the SMTP listener failed"));
   await new Promise<void>((resolve, reject) => {
     server.server.once("error", (err: NodeJS.ErrnoException) =>
-      reject(err.code === "EADDRINUSE" ? portInUse(o.host, o.port, "HERALD_SMTP_PORT") : err),
+      reject(listenFailure(err, o.host, o.port, "HERALD_SMTP_PORT")),
     );
     server.listen({ host: o.host, port: o.port, ...listenOptions }, () => resolve());
   });

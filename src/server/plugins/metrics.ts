@@ -7,7 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { Metrics } from "../../observability/metrics.ts";
-import { listenOptions, portInUse } from "../../supervisor/port.ts";
+import { listenFailure, listenOptions } from "../../supervisor/port.ts";
 
 export function registerMetrics(
   app: FastifyInstance,
@@ -45,7 +45,7 @@ export function registerMetrics(
     await new Promise<void>((resolve, reject) => {
       server
         ?.once("error", (err: NodeJS.ErrnoException) =>
-          reject(err.code === "EADDRINUSE" ? portInUse(host, port, "HERALD_METRICS_PORT") : err),
+          reject(listenFailure(err, host, port, "HERALD_METRICS_PORT")),
         )
         .listen({ host, port, ...listenOptions }, resolve);
     });
