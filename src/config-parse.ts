@@ -142,3 +142,32 @@ export function smtp(env: Env, port: number | undefined): Config["smtp"] {
   const domain = env.HERALD_SMTP_DOMAIN || undefined;
   return { port, tls, domain };
 }
+
+/**
+ * HERALD_PUBLIC_URL: the URL people reach Herald at, whole (`https://herald.example.com`).
+ * Without a scheme it printed links that went nowhere, and a console sign-in failed on it.
+ */
+export function publicUrl(env: Env): string | undefined {
+  const value = env.HERALD_PUBLIC_URL;
+  if (!value) return undefined;
+  const example = "as https://herald.example.com";
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(
+      `HERALD_PUBLIC_URL is "${value}", which is not a URL: give it whole, ${example}`,
+    );
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new Error(
+      `HERALD_PUBLIC_URL is "${value}": it starts with https:// or http://, ${example}`,
+    );
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new Error(
+      `HERALD_PUBLIC_URL is "${value}": a query, a fragment or a user name has no place in it`,
+    );
+  }
+  return value;
+}

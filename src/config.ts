@@ -9,6 +9,7 @@ import {
   logSettings,
   processCount,
   processHeapMb,
+  publicUrl,
   pushTokenKeys,
   smtp,
   trustProxy,
@@ -265,7 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryLeaseSeconds: int(env, "HERALD_DELIVERY_LEASE_SECONDS", 30, 1, 60),
     deliveryConcurrency: int(env, "HERALD_DELIVERY_CONCURRENCY", 2000, 1, 100_000),
     monthlyQuota: int(env, "HERALD_MONTHLY_QUOTA", 10_000, 0, 2_000_000_000),
-    publicUrl: env.HERALD_PUBLIC_URL || undefined,
+    publicUrl: publicUrl(env),
     loginFailuresPerAccount: int(env, "HERALD_LOGIN_FAILURES_PER_ACCOUNT", 10, 1, 1000),
     keepAliveMs: 72_000,
     owner: {

@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL. */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 
@@ -30,5 +30,27 @@ describe("the listening ports", () => {
     expect([loadConfig({}).smtp, loadConfig({}).metricsPort]).toEqual([undefined, undefined]);
     // 0 asks for a free port, each its own.
     expect(loadConfig({ HERALD_PORT: "0", HERALD_SMTP_PORT: "0" }).smtp?.port).toBe(0);
+  });
+});
+
+describe("HERALD_PUBLIC_URL", () => {
+  it("is a whole http(s) URL: without its scheme the links it printed went nowhere", () => {
+    expect(() => loadConfig({ HERALD_PUBLIC_URL: "herald.example.com" })).toThrow(
+      'HERALD_PUBLIC_URL is "herald.example.com", which is not a URL: give it whole, as https://herald.example.com',
+    );
+    // A host and port parse as a scheme of their own.
+    expect(() => loadConfig({ HERALD_PUBLIC_URL: "herald.example.com:8443" })).toThrow(
+      'HERALD_PUBLIC_URL is "herald.example.com:8443": it starts with https:// or http://, as https://herald.example.com',
+    );
+    expect(() => loadConfig({ HERALD_PUBLIC_URL: "https://h.example.com/?a=1" })).toThrow(
+      /a query, a fragment or a user name has no place in it/,
+    );
+    expect(loadConfig({ HERALD_PUBLIC_URL: "https://herald.example.com" }).publicUrl).toBe(
+      "https://herald.example.com",
+    );
+    expect(loadConfig({ HERALD_PUBLIC_URL: "http://10.0.0.5:8080/" }).publicUrl).toBe(
+      "http://10.0.0.5:8080/",
+    );
+    expect(loadConfig({}).publicUrl).toBeUndefined();
   });
 });
