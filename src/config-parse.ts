@@ -7,6 +7,7 @@ import { availableParallelism, totalmem } from "node:os";
 import type { Config } from "./config.ts";
 import { type Limits, limitTable } from "./domain/limits.ts";
 import { defaultPushHosts } from "./domain/push-endpoint.ts";
+import { subjectHost, unreachableHost } from "./domain/vapid-subject.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -170,4 +171,32 @@ export function publicUrl(env: Env): string | undefined {
     );
   }
   return value;
+}
+
+/**
+ * Web Push's VAPID subject: HERALD_VAPID_SUBJECT, a `mailto:` or `https:` contact; else the
+ * public URL when it is `https:` on a name the push services can reach (Apple's refuses the
+ * fallback, `mailto:owner@localhost`: docs/decisions.md, "The VAPID subject"). The owner's
+ * email is never sent to the push services unless set here.
+ */
+export function vapidSubject(env: Env, publicUrl: string | undefined): string {
+  const set = env.HERALD_VAPID_SUBJECT;
+  if (set) {
+    if (subjectHost(set) === undefined) {
+      throw new Error(
+        `HERALD_VAPID_SUBJECT is "${set}": Web Push asks for a mailto: address or an https: URL, as mailto:ops@example.com`,
+      );
+    }
+    return set;
+  }
+  const url = publicUrl === undefined ? undefined : new URL(publicUrl);
+  return url?.protocol === "https:" && !unreachableHost(url.hostname)
+    ? url.origin
+    : "mailto:owner@localhost";
+}
+
+/** The URL people reach Herald at, and Web Push's contact, derived from it unless set. */
+export function publicAddress(env: Env) {
+  const url = publicUrl(env);
+  return { publicUrl: url, vapidSubject: vapidSubject(env, url) };
 }

@@ -55,6 +55,20 @@ export interface FakeWebPushOptions {
   http1Only?: boolean;
   /** Listen on this port (a service that comes back changed); default any free one. */
   port?: number;
+  /** Refuse a VAPID subject as Apple's push service does (`appleTakes`). */
+  appleSubjects?: boolean;
+}
+
+/**
+ * Apple's rule for the VAPID subject, as its documentation says it ("the JWT subject claim isn't
+ * a URL or mailto:" is a BadJwtToken) and as seen by web-push's users (a subject on localhost,
+ * `mailto:…@localhost` or `https://localhost`, or on `.invalid`, is refused too).
+ */
+function appleTakes(sub: string): boolean {
+  let host: string | undefined;
+  if (sub.startsWith("mailto:")) host = sub.split("@")[1];
+  else if (sub.startsWith("https://")) host = new URL(sub).hostname;
+  return host !== undefined && host !== "localhost" && !/\.(localhost|invalid)$/.test(host);
 }
 
 export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<FakeWebPush> {
@@ -88,6 +102,10 @@ export async function startFakeWebPush(opts: FakeWebPushOptions = {}): Promise<F
       const exp = Number(claims.exp);
       if (!(exp > Date.now() / 1000 && exp <= Date.now() / 1000 + 86400))
         return fail(403, "VAPID exp");
+      if (opts.appleSubjects && !appleTakes(String(claims.sub))) {
+        res.writeHead(403, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ reason: "BadJwtToken" }));
+      }
       if (req.headers["content-encoding"] !== "aes128gcm") return fail(400, "content-encoding");
       const body = Buffer.concat(chunks);
       let plain: Buffer | undefined;

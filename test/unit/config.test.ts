@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject. */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 
@@ -52,5 +52,36 @@ describe("HERALD_PUBLIC_URL", () => {
       "http://10.0.0.5:8080/",
     );
     expect(loadConfig({}).publicUrl).toBeUndefined();
+  });
+});
+
+describe("HERALD_VAPID_SUBJECT", () => {
+  it("is a mailto: or https: contact; unset, the public URL when it is an https:// name", () => {
+    expect(() => loadConfig({ HERALD_VAPID_SUBJECT: "ops@example.net" })).toThrow(
+      'HERALD_VAPID_SUBJECT is "ops@example.net": Web Push asks for a mailto: address or an https: URL, as mailto:ops@example.com',
+    );
+    expect(() => loadConfig({ HERALD_VAPID_SUBJECT: "http://example.net" })).toThrow(
+      /HERALD_VAPID_SUBJECT is "http:\/\/example.net"/,
+    );
+    const subject = (env: Record<string, string>) => loadConfig(env).vapidSubject;
+    expect(subject({ HERALD_VAPID_SUBJECT: "https://ops.example.net/contact" })).toBe(
+      "https://ops.example.net/contact",
+    );
+    expect(subject({ HERALD_PUBLIC_URL: "https://push.example.net:8443/herald" })).toBe(
+      "https://push.example.net:8443",
+    );
+    // Names and addresses no push service reaches keep the fallback (the owner's email is
+    // never sent to the push services unasked).
+    for (const url of [
+      "http://push.example.net",
+      "https://localhost:8443",
+      "https://herald.local",
+      "https://10.0.0.5",
+      "https://nas",
+    ]) {
+      expect(subject({ HERALD_PUBLIC_URL: url, HERALD_OWNER_EMAIL: "me@example.net" })).toBe(
+        "mailto:owner@localhost",
+      );
+    }
   });
 });

@@ -6,6 +6,7 @@
 import type { Log } from "../../domain/log.ts";
 import { fitPreview, type Preview } from "../../domain/payload.ts";
 import { webPushUrgency } from "../../domain/priority.ts";
+import { refusedSubject } from "../../domain/vapid-subject.ts";
 import { publicOnlyLookup } from "./push-address.ts";
 import { PushServices } from "./push-services.ts";
 import { type PushMessage, retryAfterMs, type Sender, type SendResult } from "./sender.ts";
@@ -64,6 +65,10 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
     ...(!opts.allowPrivate && { lookup: publicOnlyLookup }),
   });
   const authorization = vapidAuthorization(opts.vapid);
+  // What a refusal of the JWT most likely means: Apple's refuses a subject nobody can reach.
+  const why = refusedSubject(opts.vapid.subject)
+    ? `: its VAPID subject, ${opts.vapid.subject}, is no contact a push service can reach, and Apple's refuses it; set HERALD_PUBLIC_URL to Herald's https:// address, or HERALD_VAPID_SUBJECT`
+    : ": check the VAPID configuration";
   const encryptor = new WebPushEncryptor(opts.log);
   return {
     platform: "web",
@@ -108,7 +113,7 @@ export function createWebPushSender(opts: WebPushOptions): Sender {
         if (status === 400 || status === 401 || status === 403) {
           return {
             kind: "permanent",
-            reason: `web push rejected our request (HTTP ${status}): check the VAPID configuration`,
+            reason: `web push rejected our request (HTTP ${status})${why}`,
           };
         }
         return { kind: "permanent", reason: `web push HTTP ${status}` };
