@@ -200,3 +200,21 @@ export function publicAddress(env: Env) {
   const url = publicUrl(env);
   return { publicUrl: url, vapidSubject: vapidSubject(env, url) };
 }
+
+/** HTML's valid e-mail address: what the console's sign-in field and sign-up's check accept. */
+const emailAddress =
+  /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+
+/**
+ * HERALD_OWNER_EMAIL, the owner's sign-in: an email address, as the console's sign-in field
+ * asks (`admin` made an owner no browser would sign in).
+ */
+export function ownerEmail(env: Env): string {
+  const email = env.HERALD_OWNER_EMAIL || "owner@localhost";
+  if (email.length > 254 || !emailAddress.test(email)) {
+    throw new Error(
+      `HERALD_OWNER_EMAIL is "${email}", not an email address: the console signs the owner in by one, as owner@example.com`,
+    );
+  }
+  return email;
+}

@@ -7,6 +7,7 @@ import {
   limits,
   listeningPorts,
   logSettings,
+  ownerEmail,
   processCount,
   processHeapMb,
   publicAddress,
@@ -270,7 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     loginFailuresPerAccount: int(env, "HERALD_LOGIN_FAILURES_PER_ACCOUNT", 10, 1, 1000),
     keepAliveMs: 72_000,
     owner: {
-      email: env.HERALD_OWNER_EMAIL || "owner@localhost",
+      email: ownerEmail(env),
       password: env.HERALD_OWNER_PASSWORD || undefined,
     },
     pushTokenKeys: pushTokenKeys(env),

@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email. */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 
@@ -83,5 +83,20 @@ describe("HERALD_VAPID_SUBJECT", () => {
         "mailto:owner@localhost",
       );
     }
+  });
+});
+
+describe("HERALD_OWNER_EMAIL", () => {
+  it("is an email address, as the console's sign-in field asks", () => {
+    expect(() => loadConfig({ HERALD_OWNER_EMAIL: "admin" })).toThrow(
+      'HERALD_OWNER_EMAIL is "admin", not an email address: the console signs the owner in by one, as owner@example.com',
+    );
+    expect(() => loadConfig({ HERALD_OWNER_EMAIL: "me @example.net" })).toThrow(
+      /HERALD_OWNER_EMAIL/,
+    );
+    expect(loadConfig({}).owner.email).toBe("owner@localhost");
+    expect(loadConfig({ HERALD_OWNER_EMAIL: "ops+herald@example.net" }).owner.email).toBe(
+      "ops+herald@example.net",
+    );
   });
 });
