@@ -53,15 +53,39 @@ export function pushTokenKeys(env: Env): Config["pushTokenKeys"] {
   return { keys: env.HERALD_TOKEN_KEYS, indexKey: env.HERALD_TOKEN_INDEX_KEY };
 }
 
+/** What APNs needs, all four or none. */
+const apnsSettings = [
+  "HERALD_APNS_KEY_FILE",
+  "HERALD_APNS_KEY_ID",
+  "HERALD_APNS_TEAM_ID",
+  "HERALD_APNS_BUNDLE_ID",
+] as const;
+
+/**
+ * APNs: its four settings together, or none (three of four said only "not configured"); and
+ * its environment, `production` or `sandbox`, with `development` taken for sandbox, as Xcode's
+ * `aps-environment` says it (read as production, it made every development build's push fail
+ * with BadDeviceToken, which Herald takes for a dead token).
+ */
 export function apns(env: Env): Config["apns"] {
-  const keyFile = env.HERALD_APNS_KEY_FILE;
-  const [keyId, teamId, bundleId] = [
-    env.HERALD_APNS_KEY_ID,
-    env.HERALD_APNS_TEAM_ID,
-    env.HERALD_APNS_BUNDLE_ID,
+  const where = env.HERALD_APNS_ENV || "production";
+  if (!["production", "sandbox", "development"].includes(where)) {
+    throw new Error(
+      `HERALD_APNS_ENV is "${where}": production (App Store and TestFlight builds, the default) or sandbox (development builds)`,
+    );
+  }
+  const missing = apnsSettings.filter((name) => !env[name]);
+  if (missing.length === apnsSettings.length) return undefined;
+  if (missing.length > 0) {
+    throw new Error(`APNs needs ${missing.join(" and ")} too (docs/delivery.md)`);
+  }
+  const [keyFile, keyId, teamId, bundleId] = apnsSettings.map((name) => env[name] as string) as [
+    string,
+    string,
+    string,
+    string,
   ];
-  if (!keyFile || !keyId || !teamId || !bundleId) return undefined;
-  return { keyFile, keyId, teamId, bundleId, sandbox: env.HERALD_APNS_ENV === "sandbox" };
+  return { keyFile, keyId, teamId, bundleId, sandbox: where !== "production" };
 }
 
 export function limits(env: Env): Limits {

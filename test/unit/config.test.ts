@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs. */
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 
@@ -97,6 +97,33 @@ describe("HERALD_OWNER_EMAIL", () => {
     expect(loadConfig({}).owner.email).toBe("owner@localhost");
     expect(loadConfig({ HERALD_OWNER_EMAIL: "ops+herald@example.net" }).owner.email).toBe(
       "ops+herald@example.net",
+    );
+  });
+});
+
+describe("APNs' settings", () => {
+  const four = {
+    HERALD_APNS_KEY_FILE: "/etc/herald/AuthKey_ABC1234567.p8",
+    HERALD_APNS_KEY_ID: "ABC1234567",
+    HERALD_APNS_TEAM_ID: "TEAM123456",
+    HERALD_APNS_BUNDLE_ID: "dev.herald.app",
+  };
+
+  it("are all four or none: three of four name the one missing", () => {
+    expect(loadConfig({}).apns).toBeUndefined();
+    const { HERALD_APNS_TEAM_ID: _, ...three } = four;
+    expect(() => loadConfig(three)).toThrow(
+      "APNs needs HERALD_APNS_TEAM_ID too (docs/delivery.md)",
+    );
+    expect(loadConfig(four).apns).toMatchObject({ teamId: "TEAM123456", sandbox: false });
+  });
+
+  it("take development for sandbox, as Xcode says it, and refuse an environment APNs has not", () => {
+    expect(loadConfig({ ...four, HERALD_APNS_ENV: "sandbox" }).apns?.sandbox).toBe(true);
+    expect(loadConfig({ ...four, HERALD_APNS_ENV: "development" }).apns?.sandbox).toBe(true);
+    expect(loadConfig({ ...four, HERALD_APNS_ENV: "production" }).apns?.sandbox).toBe(false);
+    expect(() => loadConfig({ ...four, HERALD_APNS_ENV: "dev" })).toThrow(
+      'HERALD_APNS_ENV is "dev": production (App Store and TestFlight builds, the default) or sandbox (development builds)',
     );
   });
 });
