@@ -3,6 +3,7 @@
  * the one reader of the environment) applies, each throwing with the variable's name when a
  * value is unusable.
  */
+import { createECDH } from "node:crypto";
 import { availableParallelism, totalmem } from "node:os";
 import type { Config } from "./config.ts";
 import { type Limits, limitTable } from "./domain/limits.ts";
@@ -51,6 +52,38 @@ export function pushTokenKeys(env: Env): Config["pushTokenKeys"] {
     throw new Error("HERALD_TOKEN_KEYS is set but HERALD_TOKEN_INDEX_KEY is not");
   }
   return { keys: env.HERALD_TOKEN_KEYS, indexKey: env.HERALD_TOKEN_INDEX_KEY };
+}
+
+/** Whether the two are a P-256 key pair in base64url, the public key the private one's. */
+function isVapidPair(publicKey: string, privateKey: string): boolean {
+  try {
+    const ecdh = createECDH("prime256v1");
+    ecdh.setPrivateKey(Buffer.from(privateKey, "base64url"));
+    return ecdh.getPublicKey().equals(Buffer.from(publicKey, "base64url"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Web Push's VAPID keys from the environment, both or neither (neither: a pair is made in the
+ * data directory). One alone was passed over for a new pair without a word, and a pair that
+ * did not match signed every push with a key its `k=` did not name (every push service refuses).
+ */
+export function vapidKeys(env: Env): Config["vapid"] {
+  const [publicKey, privateKey] = [env.HERALD_VAPID_PUBLIC_KEY, env.HERALD_VAPID_PRIVATE_KEY];
+  if (!publicKey && !privateKey) return undefined;
+  if (!publicKey || !privateKey) {
+    throw new Error(
+      "HERALD_VAPID_PUBLIC_KEY and HERALD_VAPID_PRIVATE_KEY are set together, or neither (then a pair is made in the data directory)",
+    );
+  }
+  if (!isVapidPair(publicKey, privateKey)) {
+    throw new Error(
+      "HERALD_VAPID_PUBLIC_KEY and HERALD_VAPID_PRIVATE_KEY are no P-256 key pair in base64url (npx web-push generate-vapid-keys makes one)",
+    );
+  }
+  return { publicKey, privateKey };
 }
 
 /** What APNs needs, all four or none. */

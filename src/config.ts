@@ -14,6 +14,7 @@ import {
   pushTokenKeys,
   smtp,
   trustProxy,
+  vapidKeys,
   webPushHosts,
 } from "./config-parse.ts";
 import type { Limits } from "./domain/limits.ts";
@@ -220,11 +221,6 @@ export type WorkerClock = Record<keyof typeof workerClock, number>;
 const timeScales = { webhookBackoffScale: 1, ackIntervalScale: 1 };
 
 /** The VAPID keys given in the environment, both or none (otherwise .herald/vapid.json's). */
-const vapidKeys = (env: Env) =>
-  env.HERALD_VAPID_PUBLIC_KEY && env.HERALD_VAPID_PRIVATE_KEY
-    ? { publicKey: env.HERALD_VAPID_PUBLIC_KEY, privateKey: env.HERALD_VAPID_PRIVATE_KEY }
-    : undefined;
-
 /** How the supervisor runs, stops and watches its serving processes. */
 const supervision = (env: Env, processes: number) => ({
   shutdownGraceMs: int(env, "HERALD_SHUTDOWN_GRACE_MS", 10000, 0, 600000),

@@ -1,5 +1,6 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys. */
 import { describe, expect, it } from "vitest";
+import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
 
 describe("HERALD_FAN_OUT_CHUNK", () => {
@@ -125,5 +126,30 @@ describe("APNs' settings", () => {
     expect(() => loadConfig({ ...four, HERALD_APNS_ENV: "dev" })).toThrow(
       'HERALD_APNS_ENV is "dev": production (App Store and TestFlight builds, the default) or sandbox (development builds)',
     );
+  });
+});
+
+describe("VAPID's keys", () => {
+  it("are set together, as a key pair, or not at all", () => {
+    const pair = webpush.generateVAPIDKeys();
+    const other = webpush.generateVAPIDKeys();
+    expect(loadConfig({}).vapid).toBeUndefined();
+    expect(
+      loadConfig({
+        HERALD_VAPID_PUBLIC_KEY: pair.publicKey,
+        HERALD_VAPID_PRIVATE_KEY: pair.privateKey,
+      }).vapid,
+    ).toEqual(pair);
+    expect(() => loadConfig({ HERALD_VAPID_PUBLIC_KEY: pair.publicKey })).toThrow(
+      "HERALD_VAPID_PUBLIC_KEY and HERALD_VAPID_PRIVATE_KEY are set together, or neither (then a pair is made in the data directory)",
+    );
+    for (const privateKey of [other.privateKey, "not-a-key"]) {
+      expect(() =>
+        loadConfig({
+          HERALD_VAPID_PUBLIC_KEY: pair.publicKey,
+          HERALD_VAPID_PRIVATE_KEY: privateKey,
+        }),
+      ).toThrow(/are no P-256 key pair in base64url/);
+    }
   });
 });
