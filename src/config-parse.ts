@@ -4,6 +4,7 @@
  * value is unusable.
  */
 import { createECDH } from "node:crypto";
+import { isIP } from "node:net";
 import { availableParallelism, totalmem } from "node:os";
 import type { Config } from "./config.ts";
 import { type Limits, limitTable } from "./domain/limits.ts";
@@ -160,9 +161,25 @@ export function processHeapMb(env: Env, processes: number, memoryBytes = machine
   return int(env, "HERALD_PROCESS_HEAP_MB", Math.max(128, Math.min(2048, share)), 0, 65_536);
 }
 
+/** A host name (or `*.` and one) or an IP address (IPv6 with or without brackets): no scheme, port or path. */
+const hostEntry = (h: string) =>
+  /^(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?$/i.test(h) || isIP(h.replace(/^\[|\]$/g, "")) !== 0;
+
+/**
+ * The hosts Web Push endpoints may point to: the public push services and HERALD_WEB_PUSH_HOSTS.
+ * An entry with a scheme or a port matched no endpoint, and every registration to it was
+ * refused as "not a push service".
+ */
 export function webPushHosts(env: Env): string[] {
   const extra = (env.HERALD_WEB_PUSH_HOSTS ?? "").split(",").map((h) => h.trim());
-  return [...defaultPushHosts, ...extra.filter((h) => h !== "")];
+  const hosts = extra.filter((h) => h !== "");
+  const bad = hosts.find((h) => !hostEntry(h));
+  if (bad !== undefined) {
+    throw new Error(
+      `HERALD_WEB_PUSH_HOSTS has "${bad}", which is no host name: hosts alone, as push.example.com or *.example.com`,
+    );
+  }
+  return [...defaultPushHosts, ...hosts];
 }
 /**
  * Herald's listening ports: the API's, email in's and the metrics' (each only when set), each

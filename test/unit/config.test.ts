@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts. */
 import { describe, expect, it } from "vitest";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
@@ -150,6 +150,30 @@ describe("VAPID's keys", () => {
           HERALD_VAPID_PRIVATE_KEY: privateKey,
         }),
       ).toThrow(/are no P-256 key pair in base64url/);
+    }
+  });
+});
+
+describe("HERALD_WEB_PUSH_HOSTS", () => {
+  it("takes host names alone: one with a scheme or a port matched no endpoint", () => {
+    const hosts = (value: string) => loadConfig({ HERALD_WEB_PUSH_HOSTS: value }).webPushHosts;
+    expect(hosts("push.example.net, *.push.example.org,127.0.0.1,[::1],::1,localhost")).toEqual([
+      ...loadConfig({}).webPushHosts,
+      "push.example.net",
+      "*.push.example.org",
+      "127.0.0.1",
+      "[::1]",
+      "::1",
+      "localhost",
+    ]);
+    for (const bad of [
+      "https://push.example.net",
+      "push.example.net:8443",
+      "push.example.net/wp",
+    ]) {
+      expect(() => hosts(`push.example.org,${bad}`)).toThrow(
+        `HERALD_WEB_PUSH_HOSTS has "${bad}", which is no host name: hosts alone, as push.example.com or *.example.com`,
+      );
     }
   });
 });
