@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import {
-  apns,
   type Env,
   groupCommitSlots,
   int,
@@ -11,12 +10,10 @@ import {
   processCount,
   processHeapMb,
   publicAddress,
-  pushTokenKeys,
   smtp,
   trustProxy,
-  vapidKeys,
-  webPushHosts,
 } from "./config-parse.ts";
+import { apns, pushTokenKeys, vapidKeys, webPushHosts } from "./config-push.ts";
 import type { Limits } from "./domain/limits.ts";
 import { maxKeepaliveMs } from "./domain/stream-silence.ts";
 

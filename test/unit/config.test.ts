@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level. */
 import { describe, expect, it } from "vitest";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
@@ -175,5 +175,15 @@ describe("HERALD_WEB_PUSH_HOSTS", () => {
         `HERALD_WEB_PUSH_HOSTS has "${bad}", which is no host name: hosts alone, as push.example.com or *.example.com`,
       );
     }
+  });
+});
+
+describe("HERALD_LOG_LEVEL", () => {
+  it("is one of pino's levels, named when it is not (verbose stopped the start with a stack)", () => {
+    expect(loadConfig({}).logLevel).toBe("info");
+    expect(loadConfig({ HERALD_LOG_LEVEL: "DEBUG" }).logLevel).toBe("debug");
+    expect(() => loadConfig({ HERALD_LOG_LEVEL: "verbose" })).toThrow(
+      'HERALD_LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent, got "verbose"',
+    );
   });
 });
