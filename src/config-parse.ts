@@ -181,3 +181,27 @@ export function ownerEmail(env: Env): string {
   }
   return email;
 }
+
+/**
+ * DATABASE_URL, a PostgreSQL connection URL naming its database, or undefined (the embedded
+ * one). Its text is never said back: it holds the password. `foo` stopped the start with
+ * MikroORM's "`clientUrl` option provided but it's missing the pathname".
+ */
+export function databaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL;
+  if (!raw) return undefined;
+  const shape = "postgres://user:password@host:5432/database";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`DATABASE_URL is not a URL: give it as ${shape}`);
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new Error(`DATABASE_URL is a ${url.protocol} URL: give it as ${shape}`);
+  }
+  if (decodeURIComponent(url.pathname.replace(/^\//, "")) === "") {
+    throw new Error(`DATABASE_URL names no database: give it as ${shape}`);
+  }
+  return raw;
+}

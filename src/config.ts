@@ -7,6 +7,7 @@ import {
   listeningPorts,
   logSettings,
   ownerEmail,
+  databaseUrl as parseDatabaseUrl,
   processCount,
   processHeapMb,
   publicAddress,
@@ -229,7 +230,7 @@ const supervision = (env: Env, processes: number) => ({
 
 /** Reads the configuration; throws with the variable's name when a value is unusable. */
 export function loadConfig(env: Env = process.env): Config {
-  const databaseUrl = env.DATABASE_URL || undefined;
+  const databaseUrl = parseDatabaseUrl(env);
   const processes = processCount(env);
   const { port, smtpPort, metricsPort } = listeningPorts(env);
   return {

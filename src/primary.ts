@@ -130,7 +130,9 @@ async function otherPorts(config: Config) {
  * make them; another machine's keys are refused).
  */
 async function prepareDatabase(config: Config, url: string) {
-  const orm = await openDatabase({ url, poolSize: 2 });
+  const orm = await openDatabase({ url, poolSize: 2 }).catch((err: unknown) => {
+    throw config.databaseUrl === undefined ? err : unreachable(err, url);
+  });
   try {
     const boot = config.bootstrap ? await bootstrapIfEmpty(orm, config.owner) : undefined;
     await settleMachineKeys(orm, config);
@@ -138,6 +140,19 @@ async function prepareDatabase(config: Config, url: string) {
   } finally {
     await orm.close();
   }
+}
+
+/** Connection failures that say the server named by DATABASE_URL is not there. */
+const notThere = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH"];
+
+/** DATABASE_URL's server not reached, said with where it is (never the URL: its password). */
+function unreachable(err: unknown, url: string): unknown {
+  if (!notThere.includes((err as NodeJS.ErrnoException).code ?? "")) return err;
+  const { hostname, port } = new URL(url);
+  const where = `${decodeURIComponent(hostname) || "the local socket"}:${port || 5432}`;
+  return new Error(
+    `PostgreSQL at ${where} (DATABASE_URL) cannot be reached: ${(err as Error).message}`,
+  );
 }
 
 /** The embedded PostgreSQL exited unasked, and is started again (db/embedded/running.ts). */

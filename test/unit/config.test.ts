@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL. */
 import { describe, expect, it } from "vitest";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
@@ -185,5 +185,46 @@ describe("HERALD_LOG_LEVEL", () => {
     expect(() => loadConfig({ HERALD_LOG_LEVEL: "verbose" })).toThrow(
       'HERALD_LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent, got "verbose"',
     );
+  });
+});
+
+describe("DATABASE_URL", () => {
+  it("is a PostgreSQL URL naming its database, and an unusable one is never said back", () => {
+    const secret = "s3cret-Pa55";
+    for (const [url, said] of [
+      [
+        `foo:${secret}`,
+        "DATABASE_URL is a foo: URL: give it as postgres://user:password@host:5432/database",
+      ],
+      [
+        `localhost:5432/${secret}`,
+        "DATABASE_URL is a localhost: URL: give it as postgres://user:password@host:5432/database",
+      ],
+      [
+        `postgres://u:${secret}@db:5432/`,
+        "DATABASE_URL names no database: give it as postgres://user:password@host:5432/database",
+      ],
+      [
+        `${secret} nope`,
+        "DATABASE_URL is not a URL: give it as postgres://user:password@host:5432/database",
+      ],
+    ]) {
+      let message = "";
+      try {
+        loadConfig({ DATABASE_URL: url });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toBe(said);
+      expect(message).not.toContain(secret);
+    }
+    for (const url of [
+      "postgres://herald:pw@db.internal:5432/herald",
+      "postgresql://postgres@127.0.0.1/herald?sslmode=require",
+      "postgres:///herald?host=/var/run/postgresql",
+    ]) {
+      expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    }
+    expect(loadConfig({}).databaseUrl).toBeUndefined();
   });
 });
