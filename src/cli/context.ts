@@ -141,8 +141,25 @@ export class Context {
     return this.#saved;
   }
 
+  /**
+   * The server's URL, first found of --url, HERALD_URL, the saved login. One without its scheme
+   * (`herald.example.com`) was taken for the server being down: "cannot reach the Herald server
+   * (Invalid URL)", exit 4. It is a usage error, naming where it came from.
+   */
   get url(): string {
-    return this.flags.url ?? this.io.env.HERALD_URL ?? this.#file.url ?? "http://127.0.0.1:8080";
+    const given: [string | undefined, string][] = [
+      [this.flags.url, "--url"],
+      [this.io.env.HERALD_URL, "HERALD_URL"],
+      [this.#file.url, this.config.path],
+    ];
+    const [url, from] = given.find(([value]) => value !== undefined) ?? ["http://127.0.0.1:8080"];
+    if (from && !/^https?:\/\/[^/?#]/i.test(url as string)) {
+      throw new CliError(
+        `${from} is "${url}", not a server's URL: give it whole, as https://herald.example.com or http://127.0.0.1:8080`,
+        exit.usage,
+      );
+    }
+    return url as string;
   }
 
   get project(): string | undefined {

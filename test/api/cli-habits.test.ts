@@ -77,6 +77,24 @@ describe("help and version", () => {
   });
 });
 
+describe("the server's URL", () => {
+  it("without its scheme is a usage error naming where it came from, not the server down", async () => {
+    const flag = await cli(["notify", "x", "--api-key", "hk_x", "--url", "herald.example.com"], {
+      home: home(),
+    });
+    expect([flag.code, flag.stderr]).toEqual([
+      2,
+      'herald: --url is "herald.example.com", not a server\'s URL: give it whole, as https://herald.example.com or http://127.0.0.1:8080\n',
+    ]);
+    const env = await sh("$HERALD notify x", {
+      HERALD_URL: "localhost:8080",
+      HERALD_API_KEY: "hk_x",
+    });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain('HERALD_URL is "localhost:8080", not a server\'s URL');
+  });
+});
+
 describe("standard input", () => {
   it("with nothing else given, its first line is the title and the rest the message", async () => {
     const h = await loggedIn();
