@@ -50,6 +50,14 @@ export class Herald {
       });
     }
     const baseUrl = options.baseUrl ?? process.env.HERALD_URL ?? "http://127.0.0.1:8080";
+    // Without its scheme it failed each call as a network error, after every retry.
+    if (!/^https?:\/\/[^/?#]/i.test(baseUrl)) {
+      const from = options.baseUrl !== undefined ? "baseUrl" : "HERALD_URL";
+      throw new HeraldError(
+        `${from} is "${baseUrl}", not a server's URL: give it whole, as https://herald.example.com`,
+        { code: "invalid_argument", status: 400 },
+      );
+    }
     const transport: Transport =
       options.transport === "grpc"
         ? createSdkGrpcTransport(baseUrl)

@@ -162,6 +162,14 @@ describe("the SDK", () => {
     }
   });
 
+  it("refuses a server URL without its scheme at once, where each call failed after its retries", () => {
+    const made = () => new Herald({ apiKey: server.apiKey, baseUrl: "herald.example.com" });
+    expect(made).toThrow(HeraldError);
+    expect(made).toThrow(
+      'baseUrl is "herald.example.com", not a server\'s URL: give it whole, as https://herald.example.com',
+    );
+  });
+
   it("does not retry what cannot succeed", async () => {
     const herald = new Herald({ apiKey: server.apiKey, baseUrl: server.url });
     await herald.notify({ title: "a" }, { idempotencyKey: "sdk-reuse" });
