@@ -43,6 +43,34 @@ export function logFormat(value: string | undefined): Config["logFormat"] {
   return process.stdout.isTTY ? "pretty" : "json";
 }
 
+/** Words a switch is said with, and what each means. */
+const switchWords: Record<string, boolean> = {
+  "1": true,
+  true: true,
+  yes: true,
+  on: true,
+  "0": false,
+  false: false,
+  no: false,
+  off: false,
+};
+
+/**
+ * A switch: 1, true, yes or on; 0, false, no or off; `fallback` when unset. Another word
+ * stops the start (HERALD_SIGNUP=true left sign-up closed without a word: only "1" opened it).
+ */
+export function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return fallback;
+  const value = switchWords[raw];
+  if (value === undefined) {
+    throw new Error(
+      `${name} is 1 or 0 (true or false, yes or no, on or off), got ${JSON.stringify(env[name])}`,
+    );
+  }
+  return value;
+}
+
 export function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;

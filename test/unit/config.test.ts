@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL, the switches. */
 import { describe, expect, it } from "vitest";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
@@ -226,5 +226,21 @@ describe("DATABASE_URL", () => {
       expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
     }
     expect(loadConfig({}).databaseUrl).toBeUndefined();
+  });
+});
+
+describe("the switches", () => {
+  it("take 1/0, true/false, yes/no and on/off, and name themselves on another word", () => {
+    expect(loadConfig({}).signupEnabled).toBe(false);
+    for (const on of ["1", "true", "TRUE", "yes", "on"]) {
+      expect(loadConfig({ HERALD_SIGNUP: on }).signupEnabled).toBe(true);
+    }
+    expect(loadConfig({}).reflection).toBe(true);
+    for (const off of ["0", "false", "no", "Off"]) {
+      expect(loadConfig({ HERALD_REFLECTION: off }).reflection).toBe(false);
+    }
+    expect(() => loadConfig({ HERALD_SIGNUP: "open" })).toThrow(
+      'HERALD_SIGNUP is 1 or 0 (true or false, yes or no, on or off), got "open"',
+    );
   });
 });
