@@ -3,6 +3,7 @@
  * the one reader of the environment) applies, each throwing with the variable's name when a
  * value is unusable.
  */
+import { isIP } from "node:net";
 import { availableParallelism, totalmem } from "node:os";
 import type { Config } from "./config.ts";
 import { vapidSubject } from "./config-push.ts";
@@ -15,12 +16,30 @@ export function trustProxy(value: string | undefined): false | number | string {
   if (v === "") return false;
   if (/^\d+$/.test(v)) return Number(v);
   // Trusting every proxy would let any client choose its address (and escape its limits).
-  if (v === "true" || v === "*") {
+  const bad = v.split(",").find((entry) => !proxyEntry(entry.trim()));
+  if (v === "true" || v === "*" || bad !== undefined) {
+    const which =
+      bad === undefined || v === "true" || v === "*" ? "" : ` ("${bad.trim()}" is none)`;
     throw new Error(
-      "HERALD_TRUST_PROXY must name the proxies (addresses, CIDR ranges) or a hop count",
+      `HERALD_TRUST_PROXY must name the proxies (addresses, CIDR ranges, loopback, linklocal, uniquelocal) or a hop count${which}`,
     );
   }
   return v;
+}
+
+/**
+ * One proxy as Fastify's proxy-addr takes it: an address, a CIDR range (or address/netmask), or
+ * a name of its ranges. Another stopped every serving process with "invalid IP address: yes",
+ * after a first start had made its key.
+ */
+function proxyEntry(entry: string): boolean {
+  if (["loopback", "linklocal", "uniquelocal"].includes(entry)) return true;
+  const [address = "", range, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d+$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(range) === 4;
 }
 
 /** pino's levels (another one stopped the start with pino's stack). */

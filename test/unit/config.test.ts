@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL, the switches. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL, the switches, the trusted proxies. */
 import { describe, expect, it } from "vitest";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
@@ -242,5 +242,20 @@ describe("the switches", () => {
     expect(() => loadConfig({ HERALD_SIGNUP: "open" })).toThrow(
       'HERALD_SIGNUP is 1 or 0 (true or false, yes or no, on or off), got "open"',
     );
+  });
+});
+
+describe("HERALD_TRUST_PROXY", () => {
+  it("names proxies as proxy-addr takes them, or a hop count; anything else is named", () => {
+    const proxies = (value: string) => loadConfig({ HERALD_TRUST_PROXY: value }).trustProxy;
+    expect(proxies("")).toBe(false);
+    expect(proxies("2")).toBe(2);
+    const good = "loopback, 10.0.0.0/8,192.168.1.10, fd00::/8, 172.16.0.0/255.240.0.0, ::1";
+    expect(proxies(good)).toBe(good);
+    expect(() => proxies("yes")).toThrow(
+      'HERALD_TRUST_PROXY must name the proxies (addresses, CIDR ranges, loopback, linklocal, uniquelocal) or a hop count ("yes" is none)',
+    );
+    expect(() => proxies("10.0.0.0/33")).toThrow(/"10.0.0.0\/33" is none/);
+    expect(() => proxies("*")).toThrow(/or a hop count$/);
   });
 });
