@@ -173,6 +173,13 @@ export function smtp(env: Env, port: number | undefined): Config["smtp"] {
   }
   const tls = keyFile && certFile ? { keyFile, certFile } : undefined;
   const domain = env.HERALD_SMTP_DOMAIN || undefined;
+  // The part of each hook's address after the @: a scheme or a port there made addresses no
+  // mail server could send to.
+  if (domain !== undefined && !/^[a-z0-9-]+(\.[a-z0-9-]+)*$/i.test(domain)) {
+    throw new Error(
+      `HERALD_SMTP_DOMAIN is "${domain}", not a domain: the name after the @ of the hooks' addresses, as hooks.example.com`,
+    );
+  }
   return { port, tls, domain };
 }
 

@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL, the switches, the trusted proxies. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL, the switches, the trusted proxies, email's domain. */
 import { describe, expect, it } from "vitest";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
@@ -257,5 +257,18 @@ describe("HERALD_TRUST_PROXY", () => {
     );
     expect(() => proxies("10.0.0.0/33")).toThrow(/"10.0.0.0\/33" is none/);
     expect(() => proxies("*")).toThrow(/or a hop count$/);
+  });
+});
+
+describe("HERALD_SMTP_DOMAIN", () => {
+  it("is a domain, the name after the @ of the hooks' addresses", () => {
+    const smtp = (domain: string) =>
+      loadConfig({ HERALD_SMTP_PORT: "2525", HERALD_SMTP_DOMAIN: domain }).smtp?.domain;
+    expect(smtp("hooks.example.net")).toBe("hooks.example.net");
+    for (const bad of ["https://hooks.example.net", "hooks.example.net:25", "@example.net"]) {
+      expect(() => smtp(bad)).toThrow(
+        `HERALD_SMTP_DOMAIN is "${bad}", not a domain: the name after the @ of the hooks' addresses, as hooks.example.com`,
+      );
+    }
   });
 });
