@@ -191,10 +191,8 @@ export function publicUrl(env: Env): string | undefined {
   const value = env.HERALD_PUBLIC_URL;
   if (!value) return undefined;
   const example = "as https://herald.example.com";
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  const url = URL.parse(value);
+  if (!url) {
     throw new Error(
       `HERALD_PUBLIC_URL is "${value}", which is not a URL: give it whole, ${example}`,
     );
@@ -245,12 +243,8 @@ export function databaseUrl(env: Env): string | undefined {
   const raw = env.DATABASE_URL;
   if (!raw) return undefined;
   const shape = "postgres://user:password@host:5432/database";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`DATABASE_URL is not a URL: give it as ${shape}`);
-  }
+  const url = URL.parse(raw);
+  if (!url) throw new Error(`DATABASE_URL is not a URL: give it as ${shape}`);
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
     throw new Error(`DATABASE_URL is a ${url.protocol} URL: give it as ${shape}`);
   }
