@@ -76,13 +76,14 @@ export function apns(env: Env): Config["apns"] {
   if (missing.length > 0) {
     throw new Error(`APNs needs ${missing.join(" and ")} too (docs/delivery.md)`);
   }
-  const [keyFile, keyId, teamId, bundleId] = apnsSettings.map((name) => env[name] as string) as [
-    string,
-    string,
-    string,
-    string,
-  ];
-  return { keyFile, keyId, teamId, bundleId, sandbox: where !== "production" };
+  const set = (name: (typeof apnsSettings)[number]) => env[name] as string;
+  return {
+    keyFile: set("HERALD_APNS_KEY_FILE"),
+    keyId: set("HERALD_APNS_KEY_ID"),
+    teamId: set("HERALD_APNS_TEAM_ID"),
+    bundleId: set("HERALD_APNS_BUNDLE_ID"),
+    sandbox: where !== "production",
+  };
 }
 
 /** A host name (or `*.` and one) or an IP address (IPv6 with or without brackets): no scheme, port or path. */
@@ -105,6 +106,7 @@ export function webPushHosts(env: Env): string[] {
   }
   return [...defaultPushHosts, ...hosts];
 }
+
 /**
  * Web Push's VAPID subject: HERALD_VAPID_SUBJECT, a `mailto:` or `https:` contact; else the
  * public URL when it is `https:` on a name the push services can reach (Apple's refuses the
