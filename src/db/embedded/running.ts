@@ -36,6 +36,8 @@ export interface KeptPostgresOptions {
   adminUrl: string;
   /** Told when it exits unasked, and when it is back. */
   say?: (event: EmbeddedEvent, detail: string) => void;
+  /** Why the last one launched ended, in its own words (its FATAL line and DETAIL), if it said. */
+  lastWords?: () => string | undefined;
 }
 
 export class KeptPostgres {
@@ -58,7 +60,7 @@ export class KeptPostgres {
   async start(): Promise<void> {
     const child = this.#o.launch();
     this.#child = child;
-    await ready(child, this.#o.adminUrl);
+    await ready(child, this.#o.adminUrl, this.#o.lastWords);
     this.#watch(child);
   }
 
@@ -129,13 +131,21 @@ export class KeptPostgres {
 }
 
 /** Waits until the server accepts connections; fails if it exits first. */
-async function ready(postgres: ChildProcess, adminUrl: string): Promise<void> {
+async function ready(
+  postgres: ChildProcess,
+  adminUrl: string,
+  lastWords: () => string | undefined = () => undefined,
+): Promise<void> {
   let exited: number | null | undefined;
   postgres.once("exit", (code) => {
     exited = code;
   });
   for (let i = 0; i < 600; i++) {
-    if (exited !== undefined) throw new Error(`PostgreSQL exited with ${exited} while starting`);
+    if (exited !== undefined) {
+      // Why, in PostgreSQL's words: before, only the exit code, and the reason in its log.
+      const why = lastWords();
+      throw new Error(`PostgreSQL exited with ${exited} while starting${why ? `: ${why}` : ""}`);
+    }
     const client = new pg.Client({ connectionString: adminUrl });
     try {
       await client.connect();

@@ -122,6 +122,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     ...(opts.flags ?? []),
   ]);
   const serverUrl = `postgres://herald:${password}@127.0.0.1:${port}`;
+  const said = lastWordsOf();
   const postgres = new KeptPostgres({
     launch: () => {
       const child = spawn(command, args, {
@@ -129,9 +130,15 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
         detached: true,
         stdio: ["ignore", "ignore", "pipe"],
       });
-      child.stderr?.on("data", (d: Buffer) => log(d.toString("utf8")));
+      said.reset();
+      child.stderr?.on("data", (d: Buffer) => {
+        const text = d.toString("utf8");
+        said.hear(text);
+        log(text);
+      });
       return child;
     },
+    lastWords: said.words,
     adminUrl: `${serverUrl}/postgres`,
     ...(opts.say ? { say: opts.say } : {}),
   });
@@ -232,4 +239,29 @@ export async function createDatabaseIfMissing(
   } finally {
     await client.end();
   }
+}
+
+/**
+ * What a postmaster said last of why it ends: its latest FATAL or PANIC line with the DETAIL and
+ * HINT after it (a data directory of another PostgreSQL version, a port, a permission).
+ */
+function lastWordsOf() {
+  let words: string[] = [];
+  let partial = "";
+  return {
+    reset: () => {
+      [words, partial] = [[], ""];
+    },
+    hear: (text: string) => {
+      const lines = (partial + text).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        const m = /\b(FATAL|PANIC|DETAIL|HINT):\s+(.*)$/.exec(line);
+        if (m?.[1] === "FATAL" || m?.[1] === "PANIC") words = [m[2] as string];
+        else if (m && words.length > 0) words.push(m[2] as string);
+      }
+    },
+    words: () =>
+      words.length > 0 ? words.map((w) => (/[.!?]$/.test(w) ? w : `${w}.`)).join(" ") : undefined,
+  };
 }
