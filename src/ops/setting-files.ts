@@ -44,6 +44,10 @@ const serviceAccount: Content = (bytes) => {
     return `${what}: it is not JSON`;
   }
   if (typeof account !== "object" || account === null) return `${what}: it is not a JSON object`;
+  // The Android app's own Firebase file, which every Android project has at hand.
+  if ("project_info" in account && "client" in account) {
+    return `${what}: it is the Android app's google-services.json; make a key in the Firebase console, Project settings, Service accounts, "Generate new private key"`;
+  }
   for (const field of ["project_id", "client_email", "private_key"]) {
     if (typeof account[field] !== "string" || account[field] === "") {
       return `${what}: it has no ${field}`;

@@ -82,6 +82,19 @@ describe("files named by the settings", () => {
         `HERALD_FCM_SERVICE_ACCOUNT_FILE names ${dir}/bad.json, but it is not a Firebase service account's JSON key: its private_key is not a private key in PEM`,
       ],
       [
+        {
+          HERALD_FCM_SERVICE_ACCOUNT_FILE: file(
+            "google-services.json",
+            JSON.stringify({
+              project_info: { project_id: "p" },
+              client: [],
+              configuration_version: "1",
+            }),
+          ),
+        },
+        `HERALD_FCM_SERVICE_ACCOUNT_FILE names ${dir}/google-services.json, but it is not a Firebase service account's JSON key: it is the Android app's google-services.json; make a key in the Firebase console, Project settings, Service accounts, "Generate new private key"`,
+      ],
+      [
         { HERALD_APNS_KEY_FILE: file("AuthKey.p8", "ABC1234567"), ...apns },
         `HERALD_APNS_KEY_FILE names ${dir}/AuthKey.p8, but it is not an APNs signing key (the AuthKey_….p8 file from Apple's developer site)`,
       ],
