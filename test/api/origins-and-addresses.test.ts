@@ -64,6 +64,28 @@ describe("Origin checks", () => {
     expect((await signIn(`http://${host}`)).status).toBe(200);
   });
 
+  it("a console reached past its public URL says where to sign in", async () => {
+    const proxied = await startServer({ publicUrl: "https://herald.example.net" });
+    try {
+      const signIn = (origin: string) =>
+        fetch(`${proxied.url}/herald.v1.AuthService/StartSession`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin },
+          body: JSON.stringify({ email: "owner@example.com", password: ownerPassword }),
+        });
+      const direct = await signIn(proxied.url);
+      expect(direct.status).toBe(403);
+      expect(await direct.json()).toMatchObject({
+        code: "permission_denied",
+        message:
+          "console sessions start from the console at https://herald.example.net (HERALD_PUBLIC_URL)",
+      });
+      expect((await signIn("https://herald.example.net")).status).toBe(200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it("/mcp refuses a foreign page's Origin with 403, and takes its own", async () => {
     const post = (origin?: string) =>
       fetch(`${server.url}/mcp`, {

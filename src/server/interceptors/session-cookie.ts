@@ -67,10 +67,15 @@ const startsSession = new Set([
 
 export function createSessionCookieInterceptor(publicUrl: string | undefined): Interceptor {
   const secure = publicUrl?.startsWith("https://") ?? false;
+  // Where the console is, said to a person who reached it another way (its address inside the
+  // network, with HERALD_PUBLIC_URL the proxy's): "the console's own page" was no help there.
+  const own = publicUrl
+    ? `the console at ${new URL(publicUrl).origin} (HERALD_PUBLIC_URL)`
+    : "the console's own page";
   return (next) => async (req) => {
     // Signing in from another site's page (login CSRF) is refused before anything happens.
     if (startsSession.has(rpcName(req.method)) && !sameOrigin(req.header, publicUrl)) {
-      throw heraldError("permission_denied", "console sessions start from the console's own page");
+      throw heraldError("permission_denied", `console sessions start from ${own}`);
     }
     const res = await next(req);
     const change = req.contextValues.get(sessionChangeKey);
