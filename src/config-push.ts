@@ -8,12 +8,30 @@ import { isIP } from "node:net";
 import type { Config } from "./config.ts";
 import type { Env } from "./config-parse.ts";
 import { defaultPushHosts } from "./domain/push-endpoint.ts";
+import { parseKeyList } from "./domain/push-token-crypto.ts";
 import { subjectHost, unreachableHost } from "./domain/vapid-subject.ts";
 
+/** How a 32-byte key is made, for the messages below. */
+const makeKey = "base64 of 32 random bytes: openssl rand -base64 32";
+
+/**
+ * The push-token key ring from the environment, or undefined (a file in the data directory).
+ * Each key is 32 bytes: a shorter one stopped the start with "token keys must be 32 bytes",
+ * which named no setting.
+ */
 export function pushTokenKeys(env: Env): Config["pushTokenKeys"] {
   if (!env.HERALD_TOKEN_KEYS) return undefined;
   if (!env.HERALD_TOKEN_INDEX_KEY) {
     throw new Error("HERALD_TOKEN_KEYS is set but HERALD_TOKEN_INDEX_KEY is not");
+  }
+  for (const { id, key } of parseKeyList(env.HERALD_TOKEN_KEYS)) {
+    if (key.length !== 32) {
+      throw new Error(`HERALD_TOKEN_KEYS: key ${id} is ${key.length} bytes, not 32 (${makeKey})`);
+    }
+  }
+  const index = Buffer.from(env.HERALD_TOKEN_INDEX_KEY, "base64").length;
+  if (index !== 32) {
+    throw new Error(`HERALD_TOKEN_INDEX_KEY is ${index} bytes, not 32 (${makeKey})`);
   }
   return { keys: env.HERALD_TOKEN_KEYS, indexKey: env.HERALD_TOKEN_INDEX_KEY };
 }

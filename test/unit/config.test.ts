@@ -1,4 +1,4 @@
-/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL, the switches, the trusted proxies, email's domain. */
+/** Settings read from the environment: the fan-out's chunk (HERALD_FAN_OUT_CHUNK), the listening ports, the public URL, the VAPID subject, the owner's email, APNs, VAPID's keys, Web Push's hosts, the log level, DATABASE_URL, the switches, the trusted proxies, email's domain, the push-token keys. */
 import { describe, expect, it } from "vitest";
 import webpush from "web-push";
 import { loadConfig } from "../../src/config.ts";
@@ -270,5 +270,24 @@ describe("HERALD_SMTP_DOMAIN", () => {
         `HERALD_SMTP_DOMAIN is "${bad}", not a domain: the name after the @ of the hooks' addresses, as hooks.example.com`,
       );
     }
+  });
+});
+
+describe("HERALD_TOKEN_KEYS", () => {
+  it("holds 32-byte keys, and says which one is not", () => {
+    const key = (bytes: number) => Buffer.alloc(bytes, 7).toString("base64");
+    const ring = (keys: string, indexKey = key(32)) =>
+      loadConfig({ HERALD_TOKEN_KEYS: keys, HERALD_TOKEN_INDEX_KEY: indexKey }).pushTokenKeys;
+    expect(ring(`k2:${key(32)},k1:${key(32)}`)).toEqual({
+      keys: `k2:${key(32)},k1:${key(32)}`,
+      indexKey: key(32),
+    });
+    expect(() => ring(`k2:${key(32)},k1:${key(16)}`)).toThrow(
+      "HERALD_TOKEN_KEYS: key k1 is 16 bytes, not 32 (base64 of 32 random bytes: openssl rand -base64 32)",
+    );
+    expect(() => ring(`k1:${key(32)}`, "secret")).toThrow(
+      /^HERALD_TOKEN_INDEX_KEY is 4 bytes, not 32/,
+    );
+    expect(() => ring("just-a-key")).toThrow("HERALD_TOKEN_KEYS entries are id:base64key");
   });
 });
