@@ -26,14 +26,32 @@ export function browserName(): string {
 const base64url = (s: string) =>
   Uint8Array.from(atob(s.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
 
-async function pushSubscription(): Promise<PushSubscription | string> {
+/**
+ * Why this page cannot have Web Push, in words a person can act on, or undefined when it can.
+ * Both cases below said "this browser has no Web Push", of a browser that has it.
+ */
+function noWebPush(): string | undefined {
+  // Browsers give service workers and Web Push to https pages (and localhost) only.
+  if (!window.isSecureContext) {
+    return "browsers give Web Push to https pages only; open the console at Herald's https address, HERALD_PUBLIC_URL";
+  }
+  const apple = /iPhone|iPad/.test(navigator.userAgent);
   if (
     !("serviceWorker" in navigator) ||
     !("PushManager" in window) ||
     !("Notification" in window)
   ) {
-    return "this browser has no Web Push";
+    // Safari on iOS gives Web Push to web apps on the Home Screen only.
+    return apple
+      ? "on an iPhone or iPad, Web Push needs Herald on the Home Screen: Share, then Add to Home Screen, and open it from there"
+      : "this browser has no Web Push";
   }
+  return undefined;
+}
+
+async function pushSubscription(): Promise<PushSubscription | string> {
+  const why = noWebPush();
+  if (why) return why;
   if ((await Notification.requestPermission()) !== "granted")
     return "notifications are not allowed for this site";
   let key: string;
