@@ -11,6 +11,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { makeFolders } from "../data-dir.ts";
 import type { EndingSignal } from "../ending-signals.ts";
 import { HeraldError } from "../sdk/errors.ts";
+import { isServerUrl } from "../sdk/server-url.ts";
 
 export interface Io {
   stdout: (s: string) => void;
@@ -152,14 +153,16 @@ export class Context {
       [this.io.env.HERALD_URL, "HERALD_URL"],
       [this.#file.url, this.config.path],
     ];
-    const [url, from] = given.find(([value]) => value !== undefined) ?? ["http://127.0.0.1:8080"];
-    if (from && !/^https?:\/\/[^/?#]/i.test(url as string)) {
+    const found = given.find((g): g is [string, string] => g[0] !== undefined);
+    if (!found) return "http://127.0.0.1:8080";
+    const [url, from] = found;
+    if (!isServerUrl(url)) {
       throw new CliError(
         `${from} is "${url}", not a server's URL: give it whole, as https://herald.example.com or http://127.0.0.1:8080`,
         exit.usage,
       );
     }
-    return url as string;
+    return url;
   }
 
   get project(): string | undefined {

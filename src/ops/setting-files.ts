@@ -7,7 +7,7 @@
  * firebase-admin's "Failed to parse private key", after the first start had made its key; a
  * malformed APNs key started and said iOS was ready, and every iPhone's push then failed.
  */
-import { createPrivateKey, X509Certificate } from "node:crypto";
+import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Config } from "../config.ts";
 
@@ -16,22 +16,23 @@ type FileSettings = Pick<Config, "apns" | "fcmServiceAccountFile" | "smtp">;
 /** Why the bytes are not what the setting wants, or undefined when they are. */
 type Content = (bytes: Buffer) => string | undefined;
 
-/** Whether the PEM is no private key Node can read (an encrypted one is none: no passphrase is set). */
-function notAPrivateKey(pem: string | Buffer): boolean {
+/** The PEM's private key, or undefined when Node cannot read one (an encrypted one: no passphrase is set). */
+function privateKey(pem: string | Buffer): KeyObject | undefined {
   try {
-    createPrivateKey(pem);
-    return false;
+    return createPrivateKey(pem);
   } catch {
-    return true;
+    return undefined;
   }
 }
 
 /** Apple's .p8: an EC private key on P-256, in PEM. */
 const apnsKey: Content = (bytes) => {
   const what = "it is not an APNs signing key (the AuthKey_….p8 file from Apple's developer site)";
-  if (notAPrivateKey(bytes)) return what;
-  const details = createPrivateKey(bytes).asymmetricKeyDetails;
-  return details?.namedCurve === "prime256v1" ? undefined : `${what}: not a P-256 key`;
+  const key = privateKey(bytes);
+  if (!key) return what;
+  return key.asymmetricKeyDetails?.namedCurve === "prime256v1"
+    ? undefined
+    : `${what}: not a P-256 key`;
 };
 
 /** A Google service account's JSON key: what firebase-admin and Google's token service need. */
@@ -53,12 +54,13 @@ const serviceAccount: Content = (bytes) => {
       return `${what}: it has no ${field}`;
     }
   }
-  const bad = notAPrivateKey(account.private_key as string);
-  return bad ? `${what}: its private_key is not a private key in PEM` : undefined;
+  return privateKey(account.private_key as string)
+    ? undefined
+    : `${what}: its private_key is not a private key in PEM`;
 };
 
 const tlsKey: Content = (bytes) =>
-  notAPrivateKey(bytes) ? "it is not a private key in PEM" : undefined;
+  privateKey(bytes) ? undefined : "it is not a private key in PEM";
 
 const tlsCert: Content = (bytes) => {
   try {
@@ -94,6 +96,8 @@ function unreadable(err: unknown): string {
  * not hold what its setting wants; then at STARTTLS's key and certificate when they are no pair.
  */
 export function checkSettingFiles(config: FileSettings): void {
+  // Each file read once: the pair check below takes STARTTLS's from here.
+  const read = new Map<string, Buffer>();
   for (const [variable, path, content] of fileSettings(config)) {
     let bytes: Buffer;
     try {
@@ -103,9 +107,11 @@ export function checkSettingFiles(config: FileSettings): void {
     }
     const why = content(bytes);
     if (why) throw new Error(`${variable} names ${path}, but ${why}`);
+    read.set(variable, bytes);
   }
   const tls = config.smtp?.tls;
-  if (tls && !isCertificatesKey(readFileSync(tls.keyFile), readFileSync(tls.certFile))) {
+  const [key, cert] = [read.get("HERALD_SMTP_TLS_KEY"), read.get("HERALD_SMTP_TLS_CERT")];
+  if (tls && key && cert && !isCertificatesKey(key, cert)) {
     throw new Error(
       `HERALD_SMTP_TLS_KEY (${tls.keyFile}) is not the key of HERALD_SMTP_TLS_CERT's certificate (${tls.certFile})`,
     );

@@ -19,6 +19,7 @@ import { createSdkConnectTransport } from "./connect-transport.ts";
 import { HeraldError } from "./errors.ts";
 import { createSdkGrpcTransport } from "./grpc-transport.ts";
 import { retryDelayMs, sleep, transient } from "./retry.ts";
+import { isServerUrl } from "./server-url.ts";
 import type { HeraldOptions, ListFilter, NotifyInput, NotifyOptions, Priority } from "./types.ts";
 
 export type {
@@ -50,8 +51,7 @@ export class Herald {
       });
     }
     const baseUrl = options.baseUrl ?? process.env.HERALD_URL ?? "http://127.0.0.1:8080";
-    // Without its scheme it failed each call as a network error, after every retry.
-    if (!/^https?:\/\/[^/?#]/i.test(baseUrl)) {
+    if (!isServerUrl(baseUrl)) {
       const from = options.baseUrl !== undefined ? "baseUrl" : "HERALD_URL";
       throw new HeraldError(
         `${from} is "${baseUrl}", not a server's URL: give it whole, as https://herald.example.com`,
