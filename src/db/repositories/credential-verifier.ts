@@ -37,6 +37,7 @@ export class CredentialVerifier {
   readonly #log: Log;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #lastUsedWritten = new Map<string, number>();
+  #sweptMs = 0;
   readonly #pending = new Set<Promise<unknown>>();
   readonly #lookups = new Map<string, Promise<Principal | undefined>>();
 
@@ -154,6 +155,10 @@ export class CredentialVerifier {
     const column = principal.kind === "device" ? "last_seen_at" : "last_used_at";
     const last = this.#lastUsedWritten.get(id);
     if (last !== undefined && now - last < lastUsedIntervalMs) return;
+    if (this.#lastUsedWritten.size >= 10_000 && now - this.#sweptMs >= lastUsedIntervalMs) {
+      this.#sweptMs = now;
+      this.#forgetWritesBefore(now - lastUsedIntervalMs);
+    }
     this.#lastUsedWritten.set(id, now);
     const write = this.#orm.em
       .getConnection()
@@ -165,6 +170,15 @@ export class CredentialVerifier {
       .catch((err: unknown) => this.#log.warn({ err, credential_id: id }, "last_used_at write"))
       .finally(() => this.#pending.delete(write));
     this.#pending.add(write);
+  }
+
+  /**
+   * Lets go of the writes a minute old or older: they no longer hold a write back, and every
+   * credential ever used would otherwise stay here for the life of the process.
+   */
+  #forgetWritesBefore(cutoff: number): void {
+    for (const [id, at] of this.#lastUsedWritten)
+      if (at <= cutoff) this.#lastUsedWritten.delete(id);
   }
 
   /** Drops a revoked credential from this process's cache at once (other processes: ≤ cacheMs). */
