@@ -1,11 +1,13 @@
 /**
- * `listen`'s receipts (AckNotification), sent in the background, one at a time and in order, so
- * that the stream is read on at once: a device coming back to hundreds waiting shows them at
- * once instead of one round trip each. A receipt the device's rate limit refuses waits the
- * server's Retry-After and goes again; one that meets an outage waits a backoff (at most 5 s).
- * Neither ends the stream. What is still unsent when `listen` ends comes again in the next
- * catch-up (the cursor's own is recorded by subscribing with `since`).
+ * `listen`'s receipts, sent in the background, in order, so that the stream is read on at once:
+ * those waiting go together (InboxService.ConfirmReceipts, up to 300 a call), so a device coming
+ * back to hundreds shows them at once and confirms them in a call or two, where it made one
+ * round trip, and one request of the rate limits, each. A call the device's rate limit refuses
+ * waits the server's Retry-After and goes again; one that meets an outage waits a backoff (at
+ * most 5 s). Neither ends the stream. What is still unsent when `listen` ends comes again in the
+ * next catch-up (the cursor's own is recorded by subscribing with `since`).
  */
+import { Code, ConnectError } from "@connectrpc/connect";
 import { HeraldError } from "../sdk/errors.ts";
 
 /** Answers that no retry changes: the receipt is dropped. */
@@ -15,8 +17,15 @@ const maxBackoffMs = 5_000;
 /** Receipts held at most: past that the oldest are left to the next catch-up. */
 const held = 10_000;
 
+/** How a receipt goes: many at once, or (to a server from before ConfirmReceipts) one. */
+export interface ReceiptCalls {
+  many: (ids: string[]) => Promise<unknown>;
+  one: (id: string) => Promise<unknown>;
+}
+
 export class Receipts {
-  readonly #send: (id: string) => Promise<unknown>;
+  readonly #send: ReceiptCalls;
+  #most: number;
   readonly #queue: string[] = [];
   /** The queued ids, to ask of. */
   readonly #queued = new Set<string>();
@@ -24,8 +33,10 @@ export class Receipts {
   #closed = false;
   #wake: (() => void) | undefined;
 
-  constructor(send: (id: string) => Promise<unknown>) {
+  /** `most`: receipts in one call at most. */
+  constructor(send: ReceiptCalls, most = 300) {
     this.#send = send;
+    this.#most = most;
   }
 
   /** Queues the receipt of `id` (once). */
@@ -62,19 +73,25 @@ export class Receipts {
   async #drain(): Promise<void> {
     let backoff = firstBackoffMs;
     while (this.#queue.length > 0 && !this.#closed) {
-      // Out of the queue while it is on its way: a full queue drops the oldest waiting, not it.
-      const id = this.#queue.shift() as string;
+      // Out of the queue while on their way: a full queue drops the oldest waiting, not these.
+      const ids = this.#queue.splice(0, this.#most);
       try {
-        await this.#send(id);
-        this.#queued.delete(id);
+        await (this.#most === 1 ? this.#send.one(ids[0] as string) : this.#send.many(ids));
+        for (const id of ids) this.#queued.delete(id);
         backoff = firstBackoffMs;
       } catch (err) {
+        // A server from before ConfirmReceipts (no such route): one call each from now on.
+        const older = this.#most > 1 && ConnectError.from(err).code === Code.Unimplemented;
+        if (older) this.#most = 1;
         const e = HeraldError.from(err);
-        if (final.has(e.code)) {
-          this.#queued.delete(id);
+        if (!older && final.has(e.code)) {
+          for (const id of ids) this.#queued.delete(id);
           continue;
         }
-        this.#queue.unshift(id);
+        this.#queue.unshift(...ids);
+        if (older) continue;
+        // Added meanwhile past the most held: the oldest go (the next catch-up brings them).
+        while (this.#queue.length > held) this.#queued.delete(this.#queue.shift() as string);
         await this.#pause(e.retryAfterMs ?? backoff);
         backoff = Math.min(maxBackoffMs, backoff * 2);
       }

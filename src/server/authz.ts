@@ -87,6 +87,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.InboxService/Subscribe": device,
   "herald.v1.InboxService/FetchNotification": device,
   "herald.v1.InboxService/AckNotification": device,
+  "herald.v1.InboxService/ConfirmReceipts": device,
   "herald.v1.InboxService/RespondToNotification": device,
   "herald.v1.InboxService/MarkOpened": device,
 };

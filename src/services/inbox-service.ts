@@ -24,6 +24,7 @@ import type { NotificationRecord } from "../domain/notification.ts";
 import { type QuietHours, silenced } from "../domain/quiet-hours.ts";
 import { heraldError } from "../errors.ts";
 import { deviceQuietHours, notificationToProto } from "./mappers.ts";
+import { createConfirmReceipts } from "./receipts.ts";
 import { createRespond } from "./responses.ts";
 import { principalOf } from "./scope.ts";
 import {
@@ -78,13 +79,13 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
    * reconnecting), for at most 10 s: a busy server's fan-out may lag, and a receipt refused
    * would make the device show the notification twice.
    */
-  const mine = async (ctx: HandlerContext, id: string) => {
+  const belongs = async (ctx: HandlerContext, id: string): Promise<boolean> => {
     const { credentialId: deviceId, accountId } = principalOf(ctx);
-    if (await deliveries.isFor(deviceId, id)) return deviceId;
+    if (await deliveries.isFor(deviceId, id)) return true;
     const row = await notifications.byId(id);
     if (row?.status !== "queued") {
       // The fan-out may have committed between the two reads: ask once more.
-      if (row && (await deliveries.isFor(deviceId, id))) return deviceId;
+      if (row && (await deliveries.isFor(deviceId, id))) return true;
     } else if ((await projects.get(accountId, row.project_id)) !== null) {
       const until = monotonicMs() + fanOutWaitMs;
       while (monotonicMs() < until && !ctx.signal.aborted) {
@@ -95,12 +96,16 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         const timedOut = found ? false : await news.timedOut;
         news.wake();
         unwatch();
-        if (found) return deviceId;
+        if (found) return true;
         // Its fan-out's news came (or was missed, but it is fanned out): one last look.
         if (!timedOut || (await notifications.byId(id))?.status !== "queued") break;
       }
-      if (await deliveries.isFor(deviceId, id)) return deviceId;
+      if (await deliveries.isFor(deviceId, id)) return true;
     }
+    return false;
+  };
+  const mine = async (ctx: HandlerContext, id: string) => {
+    if (await belongs(ctx, id)) return principalOf(ctx).credentialId;
     throw heraldError("not_found", `notification ${id} not found for this device`);
   };
 
@@ -269,6 +274,8 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
       if (req.acknowledge) await queue.acknowledge(req.id, deviceId);
       return {};
     },
+
+    confirmReceipts: createConfirmReceipts({ deliveries, belongs }),
 
     respondToNotification: createRespond({
       notifications,

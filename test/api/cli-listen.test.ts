@@ -147,6 +147,18 @@ describe("acknowledging from the terminal", () => {
   });
 });
 
+/** A service's calls answered so far, by method, whatever their protocol and outcome. */
+async function rpcCalls(url: string, service: string): Promise<Record<string, number>> {
+  const calls: Record<string, number> = {};
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const series = new RegExp(`^herald_rpcs_total\\{rpc="herald\\.v1\\.${service}/(\\w+)".* (\\d+)$`);
+  for (const line of text.split("\n")) {
+    const m = series.exec(line);
+    if (m) calls[m[1] as string] = (calls[m[1] as string] ?? 0) + Number(m[2]);
+  }
+  return calls;
+}
+
 describe("listen coming back to a backlog, its receipts at the device's rate limit", () => {
   // Each credential: a bucket of 10 requests, refilled at 5 a second.
   let tight: TestServer;
@@ -193,6 +205,11 @@ describe("listen coming back to a backlog, its receipts at the device's rate lim
          from delivery where platform = 'stream'`,
     );
     expect(row).toEqual({ sent: 0, delivered: 25 });
+    // In a few calls of many receipts each, not one call a notification.
+    const calls = await rpcCalls(tight.url, "InboxService");
+    expect(calls.AckNotification ?? 0).toBe(0);
+    expect(calls.ConfirmReceipts).toBeGreaterThanOrEqual(2);
+    expect(calls.ConfirmReceipts).toBeLessThanOrEqual(8);
   }, 60_000);
 });
 

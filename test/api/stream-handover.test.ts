@@ -7,7 +7,8 @@
  * a notification before its delivery exists; the last part with publishes fanned out at their
  * commit, which needs no worker at all.
  */
-import { createClient } from "@connectrpc/connect";
+import { randomUUID } from "node:crypto";
+import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
@@ -85,6 +86,12 @@ describe("a stream device on process A", () => {
     topic: string,
     lateMs: number,
     check: (dev: { id: string }, s: ReturnType<typeof listen>) => Promise<void>,
+    receipt: (
+      inbox: Client<typeof InboxService>,
+      id: string,
+      credential: string,
+    ) => Promise<unknown> = (inbox, id, credential) =>
+      inbox.ackNotification({ id }, bearer(credential)),
   ) {
     const dev = await signInStreamDevice(a.url, `acks ${topic}`, [topic]);
     const s = listen(a.url, dev.credential);
@@ -96,7 +103,7 @@ describe("a stream device on process A", () => {
       createConnectTransport({ baseUrl: a.url, httpVersion: "1.1" }),
     );
     // No worker yet: the ack waits for the fan-out instead of answering not_found.
-    const acking = inbox.ackNotification({ id: s.ids[0] as string }, bearer(dev.credential));
+    const acking = receipt(inbox, s.ids[0] as string, dev.credential);
     await pause(lateMs);
     const worker = await startPeer(a, { streamKeepaliveMs: 300 });
     try {
@@ -114,6 +121,26 @@ describe("a stream device on process A", () => {
       await pause(300);
       expect(s.titles).toEqual(["ack me"]); // and never sent again
     });
+  });
+
+  it("lets the device confirm it among others (ConfirmReceipts) before the fan-out wrote its delivery", async () => {
+    const nobodys = randomUUID();
+    let unknown: string[] = [];
+    await ackBeforeFanOut(
+      "confirm me",
+      "batch",
+      300,
+      async (dev) => {
+        expect(await deliveryStates(dev.id)).toEqual([{ title: "confirm me", state: "delivered" }]);
+        expect(unknown).toEqual([nobodys]);
+      },
+      async (inbox, id, credential) => {
+        ({ unknownIds: unknown } = await inbox.confirmReceipts(
+          { ids: [nobodys, id] },
+          bearer(credential),
+        ));
+      },
+    );
   });
 
   it("keeps the device's receipt waiting for a fan-out seconds late", async () => {

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file herald/v1/inbox_service.proto.
  */
 export const file_herald_v1_inbox_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCKUAgoRU3Vic2NyaWJlUmVzcG9uc2USLwoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbkgAEi8KCWtlZXBhbGl2ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIlCgdjbGVhcmVkGAMgASgLMhIuaGVyYWxkLnYxLkNsZWFyZWRIABInCghyZXBsYWNlZBgEIAEoCzITLmhlcmFsZC52MS5SZXBsYWNlZEgAEg0KBXF1aWV0GAUgASgIEjUKEmtlZXBhbGl2ZV9pbnRlcnZhbBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIHCgVldmVudCIrCgdDbGVhcmVkEgoKAmlkGAEgASgJEhQKDGJ5X2RldmljZV9pZBgCIAEoCSJDCghSZXBsYWNlZBIKCgJpZBgBIAEoCRIWCg5yZXBsYWNlZF9ieV9pZBgCIAEoCRITCgtyZXBsYWNlX2tleRgDIAEoCSIwChhGZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIkoKGUZldGNoTm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiJDChZBY2tOb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARITCgthY2tub3dsZWRnZRgCIAEoCCIZChdBY2tOb3RpZmljYXRpb25SZXNwb25zZSJ+ChxSZXNwb25kVG9Ob3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARIwCglhY3Rpb25faWQYAiABKAlCHbpIGnIYMhZeW0EtWmEtejAtOV8uLV17MSw2NH0kEhYKBHRleHQYAyABKAlCCLpIBXIDGOgHIkYKHVJlc3BvbmRUb05vdGlmaWNhdGlvblJlc3BvbnNlEiUKCHJlc3BvbnNlGAEgASgLMhMuaGVyYWxkLnYxLlJlc3BvbnNlIikKEU1hcmtPcGVuZWRSZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABASIUChJNYXJrT3BlbmVkUmVzcG9uc2Uy1wQKDEluYm94U2VydmljZRJKCglTdWJzY3JpYmUSGy5oZXJhbGQudjEuU3Vic2NyaWJlUmVxdWVzdBocLmhlcmFsZC52MS5TdWJzY3JpYmVSZXNwb25zZSIAMAEShAEKEUZldGNoTm90aWZpY2F0aW9uEiMuaGVyYWxkLnYxLkZldGNoTm90aWZpY2F0aW9uUmVxdWVzdBokLmhlcmFsZC52MS5GZXRjaE5vdGlmaWNhdGlvblJlc3BvbnNlIiSC0+STAh5iDG5vdGlmaWNhdGlvbhIOL3YxL2luYm94L3tpZH0SdwoPQWNrTm90aWZpY2F0aW9uEiEuaGVyYWxkLnYxLkFja05vdGlmaWNhdGlvblJlcXVlc3QaIi5oZXJhbGQudjEuQWNrTm90aWZpY2F0aW9uUmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL2luYm94L3tpZH0vYWNrEo0BChVSZXNwb25kVG9Ob3RpZmljYXRpb24SJy5oZXJhbGQudjEuUmVzcG9uZFRvTm90aWZpY2F0aW9uUmVxdWVzdBooLmhlcmFsZC52MS5SZXNwb25kVG9Ob3RpZmljYXRpb25SZXNwb25zZSIhgtPkkwIbOgEqIhYvdjEvaW5ib3gve2lkfS9yZXNwb25kEmsKCk1hcmtPcGVuZWQSHC5oZXJhbGQudjEuTWFya09wZW5lZFJlcXVlc3QaHS5oZXJhbGQudjEuTWFya09wZW5lZFJlc3BvbnNlIiCC0+STAho6ASoiFS92MS9pbmJveC97aWR9L29wZW5lZGIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_herald_v1_notification]);
+  fileDesc("Ch1oZXJhbGQvdjEvaW5ib3hfc2VydmljZS5wcm90bxIJaGVyYWxkLnYxIj4KEFN1YnNjcmliZVJlcXVlc3QSKgoFc2luY2UYASABKAlCG7pIGHIWGCQyEl4kfF5bMC05YS1mLV17MzZ9JCKUAgoRU3Vic2NyaWJlUmVzcG9uc2USLwoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbkgAEi8KCWtlZXBhbGl2ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIlCgdjbGVhcmVkGAMgASgLMhIuaGVyYWxkLnYxLkNsZWFyZWRIABInCghyZXBsYWNlZBgEIAEoCzITLmhlcmFsZC52MS5SZXBsYWNlZEgAEg0KBXF1aWV0GAUgASgIEjUKEmtlZXBhbGl2ZV9pbnRlcnZhbBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIHCgVldmVudCIrCgdDbGVhcmVkEgoKAmlkGAEgASgJEhQKDGJ5X2RldmljZV9pZBgCIAEoCSJDCghSZXBsYWNlZBIKCgJpZBgBIAEoCRIWCg5yZXBsYWNlZF9ieV9pZBgCIAEoCRITCgtyZXBsYWNlX2tleRgDIAEoCSIwChhGZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QSFAoCaWQYASABKAlCCLpIBXIDsAEBIkoKGUZldGNoTm90aWZpY2F0aW9uUmVzcG9uc2USLQoMbm90aWZpY2F0aW9uGAEgASgLMhcuaGVyYWxkLnYxLk5vdGlmaWNhdGlvbiJDChZBY2tOb3RpZmljYXRpb25SZXF1ZXN0EhQKAmlkGAEgASgJQgi6SAVyA7ABARITCgthY2tub3dsZWRnZRgCIAEoCCIZChdBY2tOb3RpZmljYXRpb25SZXNwb25zZSI7ChZDb25maXJtUmVjZWlwdHNSZXF1ZXN0EiEKA2lkcxgBIAMoCUIUukgRkgEOCAEQrAIYASIFcgOwAQEiLgoXQ29uZmlybVJlY2VpcHRzUmVzcG9uc2USEwoLdW5rbm93bl9pZHMYASADKAkifgocUmVzcG9uZFRvTm90aWZpY2F0aW9uUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQESMAoJYWN0aW9uX2lkGAIgASgJQh26SBpyGDIWXltBLVphLXowLTlfLi1dezEsNjR9JBIWCgR0ZXh0GAMgASgJQgi6SAVyAxjoByJGCh1SZXNwb25kVG9Ob3RpZmljYXRpb25SZXNwb25zZRIlCghyZXNwb25zZRgBIAEoCzITLmhlcmFsZC52MS5SZXNwb25zZSIpChFNYXJrT3BlbmVkUmVxdWVzdBIUCgJpZBgBIAEoCUIIukgFcgOwAQEiFAoSTWFya09wZW5lZFJlc3BvbnNlMtAFCgxJbmJveFNlcnZpY2USSgoJU3Vic2NyaWJlEhsuaGVyYWxkLnYxLlN1YnNjcmliZVJlcXVlc3QaHC5oZXJhbGQudjEuU3Vic2NyaWJlUmVzcG9uc2UiADABEoQBChFGZXRjaE5vdGlmaWNhdGlvbhIjLmhlcmFsZC52MS5GZXRjaE5vdGlmaWNhdGlvblJlcXVlc3QaJC5oZXJhbGQudjEuRmV0Y2hOb3RpZmljYXRpb25SZXNwb25zZSIkgtPkkwIeYgxub3RpZmljYXRpb24SDi92MS9pbmJveC97aWR9EncKD0Fja05vdGlmaWNhdGlvbhIhLmhlcmFsZC52MS5BY2tOb3RpZmljYXRpb25SZXF1ZXN0GiIuaGVyYWxkLnYxLkFja05vdGlmaWNhdGlvblJlc3BvbnNlIh2C0+STAhc6ASoiEi92MS9pbmJveC97aWR9L2FjaxJ3Cg9Db25maXJtUmVjZWlwdHMSIS5oZXJhbGQudjEuQ29uZmlybVJlY2VpcHRzUmVxdWVzdBoiLmhlcmFsZC52MS5Db25maXJtUmVjZWlwdHNSZXNwb25zZSIdgtPkkwIXOgEqIhIvdjEvaW5ib3gvcmVjZWlwdHMSjQEKFVJlc3BvbmRUb05vdGlmaWNhdGlvbhInLmhlcmFsZC52MS5SZXNwb25kVG9Ob3RpZmljYXRpb25SZXF1ZXN0GiguaGVyYWxkLnYxLlJlc3BvbmRUb05vdGlmaWNhdGlvblJlc3BvbnNlIiGC0+STAhs6ASoiFi92MS9pbmJveC97aWR9L3Jlc3BvbmQSawoKTWFya09wZW5lZBIcLmhlcmFsZC52MS5NYXJrT3BlbmVkUmVxdWVzdBodLmhlcmFsZC52MS5NYXJrT3BlbmVkUmVzcG9uc2UiIILT5JMCGjoBKiIVL3YxL2luYm94L3tpZH0vb3BlbmVkYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_herald_v1_notification]);
 
 /**
  * Subscribe.
@@ -262,6 +262,49 @@ export const AckNotificationResponseSchema: GenMessage<AckNotificationResponse> 
   messageDesc(file_herald_v1_inbox_service, 7);
 
 /**
+ * Receipts.
+ *
+ * @generated from message herald.v1.ConfirmReceiptsRequest
+ */
+export type ConfirmReceiptsRequest = Message<"herald.v1.ConfirmReceiptsRequest"> & {
+  /**
+   * The notifications' ids: 1..300, each once (as JSON, about 12 KB: within the 16 KiB a request body may take).
+   *
+   * @generated from field: repeated string ids = 1;
+   */
+  ids: string[];
+};
+
+/**
+ * Describes the message herald.v1.ConfirmReceiptsRequest.
+ * Use `create(ConfirmReceiptsRequestSchema)` to create a new message.
+ */
+export const ConfirmReceiptsRequestSchema: GenMessage<ConfirmReceiptsRequest> = /*@__PURE__*/
+  messageDesc(file_herald_v1_inbox_service, 8);
+
+/**
+ * Confirmed, but for these.
+ *
+ * @generated from message herald.v1.ConfirmReceiptsResponse
+ */
+export type ConfirmReceiptsResponse = Message<"herald.v1.ConfirmReceiptsResponse"> & {
+  /**
+   * The ids of notifications not delivered to this device (none of its business, or gone
+   * with the retention): nothing was marked for them.
+   *
+   * @generated from field: repeated string unknown_ids = 1;
+   */
+  unknownIds: string[];
+};
+
+/**
+ * Describes the message herald.v1.ConfirmReceiptsResponse.
+ * Use `create(ConfirmReceiptsResponseSchema)` to create a new message.
+ */
+export const ConfirmReceiptsResponseSchema: GenMessage<ConfirmReceiptsResponse> = /*@__PURE__*/
+  messageDesc(file_herald_v1_inbox_service, 9);
+
+/**
  * An answer.
  *
  * @generated from message herald.v1.RespondToNotificationRequest
@@ -294,7 +337,7 @@ export type RespondToNotificationRequest = Message<"herald.v1.RespondToNotificat
  * Use `create(RespondToNotificationRequestSchema)` to create a new message.
  */
 export const RespondToNotificationRequestSchema: GenMessage<RespondToNotificationRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 8);
+  messageDesc(file_herald_v1_inbox_service, 10);
 
 /**
  * The answer as recorded.
@@ -315,7 +358,7 @@ export type RespondToNotificationResponse = Message<"herald.v1.RespondToNotifica
  * Use `create(RespondToNotificationResponseSchema)` to create a new message.
  */
 export const RespondToNotificationResponseSchema: GenMessage<RespondToNotificationResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 9);
+  messageDesc(file_herald_v1_inbox_service, 11);
 
 /**
  * Opened.
@@ -336,7 +379,7 @@ export type MarkOpenedRequest = Message<"herald.v1.MarkOpenedRequest"> & {
  * Use `create(MarkOpenedRequestSchema)` to create a new message.
  */
 export const MarkOpenedRequestSchema: GenMessage<MarkOpenedRequest> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 10);
+  messageDesc(file_herald_v1_inbox_service, 12);
 
 /**
  * Recorded.
@@ -351,7 +394,7 @@ export type MarkOpenedResponse = Message<"herald.v1.MarkOpenedResponse"> & {
  * Use `create(MarkOpenedResponseSchema)` to create a new message.
  */
 export const MarkOpenedResponseSchema: GenMessage<MarkOpenedResponse> = /*@__PURE__*/
-  messageDesc(file_herald_v1_inbox_service, 11);
+  messageDesc(file_herald_v1_inbox_service, 13);
 
 /**
  * The device side of delivery (device credential): a live stream for `stream` devices, and
@@ -396,6 +439,20 @@ export const InboxService: GenService<{
     methodKind: "unary";
     input: typeof AckNotificationRequestSchema;
     output: typeof AckNotificationResponseSchema;
+  },
+  /**
+   * Receipts of several notifications at once: each delivery to this device becomes
+   * `delivered`, as AckNotification without `acknowledge` makes it. A device coming back to a
+   * backlog (`herald listen` after a night away) confirms up to 300 in one call, which the rate
+   * limits count as one request. An id not delivered to this device is returned in
+   * `unknown_ids`, and the others are confirmed.
+   *
+   * @generated from rpc herald.v1.InboxService.ConfirmReceipts
+   */
+  confirmReceipts: {
+    methodKind: "unary";
+    input: typeof ConfirmReceiptsRequestSchema;
+    output: typeof ConfirmReceiptsResponseSchema;
   },
   /**
    * The person answers a notification with actions, on this device: the first answer on any

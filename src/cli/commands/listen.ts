@@ -76,7 +76,10 @@ export const listen: Command = {
     if (topics) await ctx.client(DeviceService).setTopicFilter({ topics }, auth);
     const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
     const inbox = ctx.client(InboxService);
-    const receipts = new Receipts((id) => inbox.ackNotification({ id }, auth));
+    const receipts = new Receipts({
+      many: (ids) => inbox.confirmReceipts({ ids }, auth),
+      one: (id) => inbox.ackNotification({ id }, auth),
+    });
     const show = presenter(ctx, values, device.id, {
       acknowledge: (id) => inbox.ackNotification({ id, acknowledge: true }, auth),
       respond: (id, actionId, text) => inbox.respondToNotification({ id, actionId, text }, auth),

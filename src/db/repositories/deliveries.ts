@@ -55,6 +55,37 @@ export class DeliveryRepository {
     return res.affectedRows === 1;
   }
 
+  /**
+   * Receipts of several notifications at once (their deliveries to this device become
+   * `delivered` where they were not yet), in one statement: the ids this device has no delivery
+   * of are returned, for the caller to ask about one by one.
+   */
+  async markManyDelivered(deviceId: string, notificationIds: readonly string[]): Promise<string[]> {
+    if (notificationIds.length === 0) return [];
+    // The update runs whether or not its CTE is read; the select sees the rows as they were.
+    const rows = await this.#db.execute<{ notification_id: string }[]>(
+      `with marked as (
+         update delivery set state = 'delivered', updated_at = now(),
+                sent_at = coalesce(sent_at, now()), delivered_at = coalesce(delivered_at, now())
+          where device_id = ? and notification_id in ${jsonIds} and state in ('pending', 'sent'))
+       select notification_id from delivery
+        where device_id = ? and notification_id in ${jsonIds}`,
+      [deviceId, JSON.stringify(notificationIds), deviceId, JSON.stringify(notificationIds)],
+    );
+    const found = new Set(rows.map((r) => r.notification_id));
+    return notificationIds.filter((id) => !found.has(id));
+  }
+
+  /** Of these notifications, those of the account's projects still waiting for their fan-out. */
+  async awaitingFanOut(accountId: string, notificationIds: readonly string[]): Promise<string[]> {
+    const rows = await this.#db.execute<{ id: string }[]>(
+      `select n.id from notification n join project p on p.id = n.project_id
+        where n.id in ${jsonIds} and p.account_id = ? and n.status = 'queued'`,
+      [JSON.stringify(notificationIds), accountId],
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Whether the notification was delivered to this device at all. */
   async isFor(deviceId: string, notificationId: string): Promise<boolean> {
     const rows = await this.#db.execute(
