@@ -14,7 +14,7 @@ import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import { formatNotification } from "../../src/cli/commands/listen.ts";
 import { cliFor, devicesListening, herald, spawnCli, streamOpen } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
-import { body, type JsonBody } from "../helpers/http.ts";
+import { body, type JsonBody, rpcCalls } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { alive } from "../helpers/tree.ts";
@@ -146,18 +146,6 @@ describe("acknowledging from the terminal", () => {
     expect(ack.stdout).toContain(`acknowledged ${m.json.id}`);
   });
 });
-
-/** A service's calls answered so far, by method, whatever their protocol and outcome. */
-async function rpcCalls(url: string, service: string): Promise<Record<string, number>> {
-  const calls: Record<string, number> = {};
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const series = new RegExp(`^herald_rpcs_total\\{rpc="herald\\.v1\\.${service}/(\\w+)".* (\\d+)$`);
-  for (const line of text.split("\n")) {
-    const m = series.exec(line);
-    if (m) calls[m[1] as string] = (calls[m[1] as string] ?? 0) + Number(m[2]);
-  }
-  return calls;
-}
 
 describe("listen coming back to a backlog, its receipts at the device's rate limit", () => {
   // Each credential: a bucket of 10 requests, refilled at 5 a second.

@@ -85,7 +85,7 @@ describe("a live stream whose connection went silent", () => {
   it("a receipt that never comes back does not hold the browser's stream", async () => {
     // As a receipt sent on a connection a network dropped: no answer, no close.
     let held = 0;
-    await page.route("**/herald.v1.InboxService/AckNotification", (route) => {
+    await page.route("**/herald.v1.InboxService/ConfirmReceipts", (route) => {
       if (held++ === 0) return; // never answered
       return route.continue();
     });
@@ -102,6 +102,6 @@ describe("a live stream whose connection went silent", () => {
       10_000,
     );
     expect(held).toBeGreaterThanOrEqual(2);
-    await page.unroute("**/herald.v1.InboxService/AckNotification");
+    await page.unroute("**/herald.v1.InboxService/ConfirmReceipts");
   }, 60_000);
 });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumArgs, findChromium, signInToConsole } from "../helpers/chromium.ts";
-import { deviceDeliveries } from "../helpers/http.ts";
+import { deviceDeliveries, rpcCalls } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -203,6 +203,38 @@ describe("without Web Push", () => {
       .locator(".feed .title", { hasText: "Failover to replica?" })
       .waitFor({ timeout: 10_000 });
     expect(await replyTo.inputValue()).toBe("paging now");
+  });
+
+  it("coming back to a backlog shows the first few, counts the rest in one toast, and confirms them in a few calls", async () => {
+    await expect.poll(() => page.locator(".toast").count(), { timeout: 15_000 }).toBe(0);
+    const calls = await rpcCalls(server.url, "InboxService");
+    const consoleUrl = page.url();
+    await page.goto("about:blank"); // the laptop's lid closed
+    const ids: string[] = [];
+    for (let i = 1; i <= 20; i++) {
+      const res = await fetch(`${server.url}/v1/notify`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.apiKey}` },
+        body: JSON.stringify({ title: `Nightly job ${i} done` }),
+      });
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    await page.goto(consoleUrl);
+    await page.getByText("17 more arrived: see Notifications").waitFor({ timeout: 15_000 });
+    for (const i of [1, 2, 3])
+      await page.locator(".toast").getByText(`Nightly job ${i} done`, { exact: true }).waitFor();
+    expect(await page.locator(".toast").count()).toBe(4);
+    await page.screenshot({ path: join(shots, "console-backlog.png") });
+    await waitFor(async () => {
+      for (const id of ids) {
+        const [d] = await deviceDeliveries(server.url, server.apiKey, id);
+        if (d?.state !== "delivered") return false;
+      }
+      return true;
+    }, 15_000);
+    const after = await rpcCalls(server.url, "InboxService");
+    expect(after.AckNotification ?? 0).toBe(calls.AckNotification ?? 0);
+    expect((after.ConfirmReceipts ?? 0) - (calls.ConfirmReceipts ?? 0)).toBeLessThanOrEqual(4);
   });
 
   it("stops receiving, says so and offers to turn it on again when this browser's device is removed elsewhere", async () => {

@@ -46,3 +46,17 @@ export async function deviceDeliveries(
 ): Promise<{ device_id: string; platform: string; state: string }[]> {
   return (await notificationOf(url, token, id)).device_deliveries;
 }
+
+/** A service's calls the server answered so far (its /metrics), by method, any protocol and outcome. */
+export async function rpcCalls(url: string, service: string): Promise<Record<string, number>> {
+  const calls: Record<string, number> = {};
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const series = new RegExp(
+    `^herald_rpcs_total\\{rpc="herald\\.v1\\.${service}/(\\w+)".* (\\d+)$`,
+    "gm",
+  );
+  for (const m of text.matchAll(series)) {
+    calls[m[1] as string] = (calls[m[1] as string] ?? 0) + Number(m[2]);
+  }
+  return calls;
+}

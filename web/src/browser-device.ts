@@ -4,11 +4,10 @@
  * the tab closed. Where Web Push is unavailable (no support, permission refused, not configured
  * on the server), the open console receives over the live stream instead, and says so.
  */
-import type { SubscribeResponse } from "../../gen/herald/v1/inbox_service_pb.ts";
 import { api, asDevice, errorText } from "./api.ts";
 import { fill, h, toast } from "./dom.ts";
 import { forgetDevice, loadDevice, type SavedDevice, saveDevice } from "./idb.ts";
-import { whileHeard } from "./live.ts";
+import { receiveInPage } from "./stream-device.ts";
 
 type SignIn = (platform: "web" | "stream") => Promise<{ id: string; credential: string }>;
 
@@ -121,66 +120,11 @@ export async function enableThisBrowser(
   return { platform: "web" };
 }
 
-let streaming = false;
 /** Draws the top bar's button again (thisBrowserButton's latest). */
 let redrawButton: () => void = () => {};
 
-/**
- * How long a receipt may take. One sent on a connection a network dropped without a word would
- * otherwise never end, and the stream would wait behind it for good; past this it fails, and the
- * stream starts again from the cursor (which it did not pass), so the notification comes again.
- */
-const receiptTimeoutMs = 5_000;
-
-/** A stream device receives while the console is open: each one as a toast (and an OS notification if allowed). */
-export async function streamInPage(): Promise<void> {
-  const saved = await loadDevice();
-  if (saved?.platform !== "stream" || streaming) return;
-  streaming = true;
-  let device: SavedDevice = saved;
-  const heard = whileHeard<SubscribeResponse>((msg) => msg.keepaliveInterval);
-  for (;;) {
-    try {
-      const since = device.cursor ?? "";
-      const open = (signal: AbortSignal) =>
-        api.inbox.subscribe({ since }, { ...asDevice(device.credential), signal });
-      // A stream a network dropped without a word is opened again from the cursor (live.ts).
-      for await (const msg of heard(open)) {
-        if (msg.event.case === "cleared")
-          toast(
-            msg.event.value.byDeviceId
-              ? "Answered or acknowledged: it no longer needs anyone"
-              : "Withdrawn: its asker stopped waiting",
-          );
-        if (msg.event.case !== "notification") continue;
-        const n = msg.event.value;
-        toast(`${n.title}${n.message ? ` — ${n.message}` : ""}`);
-        if ("Notification" in window && Notification.permission === "granted")
-          new Notification(n.title, {
-            body: n.message,
-            // In place of the earlier one with the same replace key.
-            tag: n.replaceKey ? `${n.projectId}/${n.replaceKey}` : n.id,
-          });
-        await api.inbox.ackNotification(
-          { id: n.id },
-          { ...asDevice(device.credential), timeoutMs: receiptTimeoutMs },
-        );
-        device = { ...device, cursor: n.id };
-        await saveDevice(device);
-      }
-    } catch (err) {
-      if ((err as { code?: number }).code === 16) {
-        // Signed out or removed elsewhere (the server ends the stream at once).
-        await forgetDevice();
-        streaming = false;
-        toast("This browser was signed out as a device elsewhere: it no longer receives here");
-        redrawButton();
-        return;
-      }
-    }
-    await new Promise((r) => setTimeout(r, 2000));
-  }
-}
+/** A stream device receives while the console is open (stream-device.ts). */
+export const streamInPage = () => receiveInPage(() => redrawButton());
 
 /** Pushes the service worker received while a console is open are shown in the page too. */
 export function listenToServiceWorker(): void {

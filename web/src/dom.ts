@@ -68,8 +68,11 @@ export function expiry(d: Date | undefined): string {
   return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
-/** A transient message in the corner (new notifications, copies, errors). */
-export function toast(text: string): void {
+/** How long a toast stays. */
+export const toastMs = 6000;
+
+/** A transient message in the corner (new notifications, copies, errors); its element. */
+export function toast(text: string): HTMLElement {
   let box = document.querySelector(".toasts");
   if (!box) {
     box = h("div", { class: "toasts", role: "status", "aria-live": "polite" });
@@ -77,7 +80,8 @@ export function toast(text: string): void {
   }
   const t = h("div", { class: "toast" }, text);
   box.append(t);
-  setTimeout(() => t.remove(), 6000);
+  setTimeout(() => t.remove(), toastMs);
+  return t;
 }
 
 /** A password input: `new-password` ones ask for the server's minimum of 12 characters. */

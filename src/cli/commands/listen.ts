@@ -11,10 +11,10 @@ import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
 import { silenceWatch } from "../../domain/stream-silence.ts";
 import { HeraldError } from "../../sdk/errors.ts";
+import { Receipts } from "../../sdk/receipts.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { retryingLine, statusLine } from "../format.ts";
-import { Receipts } from "../receipts.ts";
 import { execTimeoutOf, presenter } from "./listen-presenter.ts";
 
 export { formatNotification } from "./listen-presenter.ts";

@@ -1,14 +1,15 @@
 /**
- * `listen`'s receipts, sent in the background, in order, so that the stream is read on at once:
- * those waiting go together (InboxService.ConfirmReceipts, up to 300 a call), so a device coming
- * back to hundreds shows them at once and confirms them in a call or two, where it made one
- * round trip, and one request of the rate limits, each. A call the device's rate limit refuses
- * waits the server's Retry-After and goes again; one that meets an outage waits a backoff (at
- * most 5 s). Neither ends the stream. What is still unsent when `listen` ends comes again in the
- * next catch-up (the cursor's own is recorded by subscribing with `since`).
+ * Receipts sent in the background, in order, by `herald listen` and the console's stream device,
+ * so that the stream is read on at once: those waiting go together (InboxService.ConfirmReceipts,
+ * up to 300 a call), so a device coming back to hundreds shows them at once and confirms them in
+ * a call or two, where it made one round trip, and one request of the rate limits, each. A call
+ * the device's rate limit refuses waits the server's Retry-After and goes again; one that meets
+ * an outage waits a backoff (at most 5 s). Neither ends the stream. What is still unsent when the
+ * stream ends comes again in the next catch-up (the cursor's own is recorded by subscribing with
+ * `since`).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { HeraldError } from "../sdk/errors.ts";
+import { HeraldError } from "./errors.ts";
 
 /** Answers that no retry changes: the receipt is dropped. */
 const final = new Set(["not_found", "permission_denied", "invalid_argument", "unauthenticated"]);
@@ -60,7 +61,7 @@ export class Receipts {
 
   /** Gives what is queued up to `ms` to go, then stops (what is left comes again next time). */
   async close(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<void>((r) => {
       timer = setTimeout(r, ms);
     });

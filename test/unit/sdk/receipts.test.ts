@@ -1,14 +1,14 @@
 /**
- * `listen`'s receipts in the background (src/cli/receipts.ts), against a scripted server: in
- * order, once each, those waiting together in one call, a refused call again after its
- * Retry-After, a final answer dropped, a server from before ConfirmReceipts asked one at a time,
- * and a close that does not wait for good. The listen command's own test runs them against a
- * server (test/api/cli-listen.test.ts).
+ * Receipts in the background (src/sdk/receipts.ts: `herald listen`'s and the console's stream
+ * device's), against a scripted server: in order, once each, those waiting together in one call,
+ * a refused call again after its Retry-After, a final answer dropped, a server from before
+ * ConfirmReceipts asked one at a time, and a close that does not wait for good. The listen
+ * command's own test runs them against a server (test/api/cli-listen.test.ts).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { type ReceiptCalls, Receipts } from "../../../src/cli/receipts.ts";
 import { HeraldError } from "../../../src/sdk/errors.ts";
+import { type ReceiptCalls, Receipts } from "../../../src/sdk/receipts.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const refused = (code: string, retryAfterMs?: number) =>
