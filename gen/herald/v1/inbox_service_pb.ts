@@ -268,7 +268,8 @@ export const AckNotificationResponseSchema: GenMessage<AckNotificationResponse> 
  */
 export type ConfirmReceiptsRequest = Message<"herald.v1.ConfirmReceiptsRequest"> & {
   /**
-   * The notifications' ids: 1..300, each once (as JSON, about 12 KB: within the 16 KiB a request body may take).
+   * The notifications' ids: 1..300, each once (as JSON about 12 KB, within the 16 KiB a
+   * request's body may take).
    *
    * @generated from field: repeated string ids = 1;
    */
