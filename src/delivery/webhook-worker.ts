@@ -15,6 +15,7 @@ import type { Db } from "../db/index.ts";
 import { claimDueWebhooks, type DueWebhook, settleWebhook, type WebhookCaps } from "../db/index.ts";
 import type { Log } from "../domain/log.ts";
 import type { PushTokenKeyRing } from "../domain/push-token-crypto.ts";
+import { webhookDisabledNotice } from "../domain/webhook-disabled.ts";
 import { OutageLog } from "./outage-log.ts";
 import { postWebhook } from "./webhook-sender.ts";
 
@@ -87,6 +88,12 @@ export class WebhookWorker {
     }
   }
 
+  #disabledNotice(d: DueWebhook, error: string) {
+    const { endpoint_id: id, project_id: projectId, url, description } = d;
+    const endpoint = { id, projectId, url, description };
+    return webhookDisabledNotice(endpoint, this.#o.disableAfter, error, new Date());
+  }
+
   async #send(d: DueWebhook): Promise<void> {
     const { keys } = this.#o;
     const identity = `webhook:${d.endpoint_id}`;
@@ -119,6 +126,8 @@ export class WebhookWorker {
         ...(answer.ok || tooOld ? {} : { retryAt: next }),
       },
       this.#o.disableAfter,
+      // Written if this failure is the one that disables the endpoint.
+      answer.ok ? undefined : this.#disabledNotice(d, answer.error),
     )
       .then(({ disabled }) => {
         // Said where an operator looks (the URL may hold a secret: its id says which).

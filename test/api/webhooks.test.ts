@@ -172,7 +172,10 @@ describe("webhooks", () => {
     await call(`/v1/webhooks/${endpoint.id}`, { method: "DELETE" });
   });
 
-  it("disables an endpoint after repeated failures, says why, and enables it again", async () => {
+  it("disables an endpoint after repeated failures, says why, tells the account's devices once, and enables it again", async () => {
+    const watcher = await signInStreamDevice(server.url, "webhook watcher");
+    const stream = listen(server.url, watcher.credential);
+    await stream.opened;
     const { endpoint, secret } = await register(["notification.created"]);
     hooks.trust(secret);
     hooks.answerAlways(503);
@@ -199,6 +202,29 @@ describe("webhooks", () => {
     expect(log.text()).not.toContain(hooks.url);
     const tries = hooks.received.filter((r) => r.payload.data.id === n.json.id).length;
     expect(tries).toBe(3);
+    // The account's devices are told, once, in the endpoint's project, topic `herald`: the
+    // endpoint by its origin and id, never its whole URL (a path may hold a secret).
+    const title = "A webhook endpoint was disabled";
+    await stream.until(() => stream.titles.includes(title), 10_000);
+    const noticeId = stream.ids[stream.titles.indexOf(title)] as string;
+    const notice = (await call(`/v1/notifications/${noticeId}`)).json;
+    expect(notice).toMatchObject({
+      project_id: server.projectId,
+      topic: "herald",
+      priority: "normal",
+    });
+    expect(notice.message).toContain(`${new URL(hooks.url).origin} failed 3 attempts in a row`);
+    expect(notice.message).toContain("HTTP 503");
+    expect(notice.message).toContain(`herald webhooks enable ${endpoint.id}`);
+    expect(notice.message).not.toContain(hooks.url);
+    await stream.stop();
+    expect(stream.titles.filter((t) => t === title)).toHaveLength(1);
+    const out = await fetch(`${server.url}/v1/device/sign-out`, {
+      method: "POST",
+      headers: bearer(watcher.credential).headers,
+      body: "{}",
+    });
+    expect(out.status).toBe(200);
     hooks.answerAlways(undefined);
     const enabled = await call(`/v1/webhooks/${endpoint.id}/enable`, { method: "POST", body: {} });
     expect(enabled.json.endpoint).toMatchObject({ enabled: true, consecutive_failures: 0 });

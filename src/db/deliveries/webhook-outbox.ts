@@ -3,11 +3,15 @@
  * leaves its leases to expire and another sends them, with the same event id), within the caps
  * on sends in flight per endpoint and per account, and recording each attempt in one statement.
  */
+import type { NotificationRecord } from "../../domain/notification.ts";
+import { notificationColumns, notificationValues, placeholders } from "../notifications/codec.ts";
 import { bound, type Db } from "../orm.ts";
 
 export interface DueWebhook {
   event_id: string;
   endpoint_id: string;
+  project_id: string;
+  description: string;
   attempts: number;
   payload: unknown;
   event_created_at: Date;
@@ -100,8 +104,8 @@ const claimSql = `
       from chosen where d.event_id = chosen.event_id and d.endpoint_id = chosen.endpoint_id
     returning d.event_id, d.endpoint_id, d.attempts
   )
-  select l.event_id, l.endpoint_id, l.attempts, ev.payload, ev.created_at as event_created_at,
-         w.url, w.secret_key_id, w.secret_box, w.previous_key_id, w.previous_box,
+  select l.event_id, l.endpoint_id, w.project_id, w.description, l.attempts, ev.payload,
+         ev.created_at as event_created_at, w.url, w.secret_key_id, w.secret_box, w.previous_key_id, w.previous_box,
          w.previous_until
     from leased l join webhook_event ev on ev.id = l.event_id
     join webhook_endpoint w on w.id = l.endpoint_id`;
@@ -120,12 +124,14 @@ export interface WebhookOutcome {
 /**
  * Records an attempt, moves the delivery on (succeeded, retry, failed) and keeps the endpoint's
  * run of failures: reset by a success, and at `disableAfter` the endpoint is disabled with the
- * reason.
+ * reason, and `notice` (given with a failure) is published to the account's devices in the same
+ * statement (domain/webhook-disabled.ts).
  */
 export async function settleWebhook(
   db: Db,
   o: WebhookOutcome,
   disableAfter: number,
+  notice?: NotificationRecord,
 ): Promise<{ disabled: { projectId: string; reason: string } | undefined }> {
   // The settle that disables the endpoint is the one its failures reach `disableAfter` with
   // (enabling sets them back to 0; later failures, of sends in flight, count past it).
@@ -139,19 +145,21 @@ export async function settleWebhook(
                            when ?::timestamptz is null then 'failed' else 'pending' end,
               next_attempt_at = coalesce(?::timestamptz, next_attempt_at)
         where event_id = ? and endpoint_id = ?
-     )
-     update webhook_endpoint set
-       consecutive_failures = case when ?::boolean then 0 else consecutive_failures + 1 end,
-       enabled = enabled and (?::boolean or consecutive_failures + 1 < ?),
-       disabled_reason = case
-         when enabled and not ?::boolean and consecutive_failures + 1 >= ?
-           then format('disabled after %s failed attempts in a row; the last: %s',
-                       consecutive_failures + 1, ?::text)
-         else disabled_reason end
-     where id = ?
-     returning project_id,
-               case when not enabled and consecutive_failures = ? then disabled_reason end
-                 as disabled`,
+     ), endpoint as (
+       update webhook_endpoint set
+         consecutive_failures = case when ?::boolean then 0 else consecutive_failures + 1 end,
+         enabled = enabled and (?::boolean or consecutive_failures + 1 < ?),
+         disabled_reason = case
+           when enabled and not ?::boolean and consecutive_failures + 1 >= ?
+             then format('disabled after %s failed attempts in a row; the last: %s',
+                         consecutive_failures + 1, ?::text)
+           else disabled_reason end
+       where id = ?
+       returning project_id,
+                 case when not enabled and consecutive_failures = ? then disabled_reason end
+                   as disabled
+     )${notice ? `, notice as (insert into notification (${notificationColumns}) select ${placeholders} from endpoint where disabled is not null)` : ""}
+     select project_id, disabled from endpoint`,
     [
       o.eventId,
       o.endpointId,
@@ -171,6 +179,7 @@ export async function settleWebhook(
       o.error,
       o.endpointId,
       disableAfter,
+      ...(notice ? notificationValues(notice) : []),
     ],
   );
   return {
