@@ -94,6 +94,13 @@ describe("ConfirmReceipts", () => {
       expect(problem.errors.map((e: { field: string }) => e.field)).toEqual([field]);
     }
     expect((await receipts(credential, { ids: uuids(300) })).status).toBe(200);
+    // A POST with no body at all is an empty request (`curl -X POST`): here, no ids.
+    const empty = await fetch(`${server.url}/v1/inbox/receipts`, {
+      method: "POST",
+      headers: bearer(credential).headers,
+    });
+    expect(empty.status).toBe(400);
+    expect((await body(empty)).errors.map((e: { field: string }) => e.field)).toEqual(["ids"]);
     // The account's CLI token is no device: it has no deliveries to confirm.
     const token = await receipts(account.token, { ids: [one] });
     expect(token.status).toBe(403);

@@ -104,9 +104,11 @@ function requestOf(req: FastifyRequest, spec: UnarySpec, binding: Binding) {
       }
     }
     if (binding.body === "*") {
+      // No body at all is an empty message, as grpc-gateway reads one (`curl -X POST` to sign a
+      // device out, or enable a webhook, has nothing to send); a publish then names `title`.
       if (body !== null && typeof body === "object" && !Array.isArray(body)) {
         Object.assign(json, body);
-      } else if (violations.length === 0) {
+      } else if (violations.length === 0 && body !== undefined) {
         violations.push({ field: bodyField, message: "must be a JSON object" });
       }
     } else if (body !== undefined) {
