@@ -70,11 +70,12 @@ describe("scheduled delivery", () => {
     expect(Date.parse(res.json.expires_at)).toBe(at + 60_000);
     expect((await get(res.json.id)).status).toBe("scheduled");
 
-    await pause(600);
-    expect(s.titles).toEqual([]);
-    await s.until(() => s.titles.length >= 1, 3000);
-    const arrived = Date.now();
+    await s.until(() => s.titles.length >= 1, 4000);
     expect(s.titles).toEqual(["in a second"]);
+    // Judged by when it reached the stream, not by when this test looked: on a busy machine
+    // (CI's, with another suite beside it) the second had passed before a check made at
+    // "600 ms after the answer", and the notification, on time, was taken for early.
+    const arrived = s.arrivals[0] as number;
     expect(arrived).toBeGreaterThanOrEqual(at);
     expect(arrived - at).toBeLessThan(1500);
     expect((await settledFromSchedule(res.json.id)).status).toBe("sent");

@@ -50,6 +50,8 @@ export function listen(baseUrl: string, credential: string, since = "") {
   const abort = new AbortController();
   const titles: string[] = [];
   const ids: string[] = [];
+  /** When each notification arrived (Date.now()), in order. */
+  const arrivals: number[] = [];
   const cleared: string[] = [];
   /** Who cleared each (a device id; empty when its asker withdrew it). */
   const clearedBy = new Map<string, string>();
@@ -74,6 +76,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
         if (m.event.case === "notification") {
           titles.push(m.event.value.title);
           ids.push(m.event.value.id);
+          arrivals.push(Date.now());
           events.push(`notification ${m.event.value.id}`);
         } else if (m.event.case === "replaced") {
           events.push(`replaced ${m.event.value.id} by ${m.event.value.replacedById}`);
@@ -90,6 +93,7 @@ export function listen(baseUrl: string, credential: string, since = "") {
   return {
     titles,
     ids,
+    arrivals,
     events,
     cleared,
     clearedBy,
