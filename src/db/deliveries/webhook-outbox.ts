@@ -105,8 +105,8 @@ const claimSql = `
     returning d.event_id, d.endpoint_id, d.attempts
   )
   select l.event_id, l.endpoint_id, w.project_id, w.description, l.attempts, ev.payload,
-         ev.created_at as event_created_at, w.url, w.secret_key_id, w.secret_box, w.previous_key_id, w.previous_box,
-         w.previous_until
+         ev.created_at as event_created_at, w.url, w.secret_key_id, w.secret_box,
+         w.previous_key_id, w.previous_box, w.previous_until
     from leased l join webhook_event ev on ev.id = l.event_id
     join webhook_endpoint w on w.id = l.endpoint_id`;
 
@@ -120,6 +120,12 @@ export interface WebhookOutcome {
   /** When to try again; undefined: give up (or done, when ok). */
   retryAt?: Date;
 }
+
+/** The notice of a disabled endpoint, inserted by the statement that disables it. */
+const noticeOf = `, notice as (
+       insert into notification (${notificationColumns})
+       select ${placeholders} from endpoint where disabled is not null
+     )`;
 
 /**
  * Records an attempt, moves the delivery on (succeeded, retry, failed) and keeps the endpoint's
@@ -158,7 +164,7 @@ export async function settleWebhook(
        returning project_id,
                  case when not enabled and consecutive_failures = ? then disabled_reason end
                    as disabled
-     )${notice ? `, notice as (insert into notification (${notificationColumns}) select ${placeholders} from endpoint where disabled is not null)` : ""}
+     )${notice ? noticeOf : ""}
      select project_id, disabled from endpoint`,
     [
       o.eventId,

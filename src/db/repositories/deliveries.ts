@@ -58,7 +58,7 @@ export class DeliveryRepository {
   /**
    * Receipts of several notifications at once (their deliveries to this device become
    * `delivered` where they were not yet), in one statement: the ids this device has no delivery
-   * of are returned, for the caller to ask about one by one.
+   * of are returned (services/receipts.ts asks whether a fan-out under way will make them).
    */
   async markManyDelivered(deviceId: string, notificationIds: readonly string[]): Promise<string[]> {
     if (notificationIds.length === 0) return [];
