@@ -58,6 +58,12 @@ describe("the OpenAPI description", () => {
     const op = doc.paths["/v1/notify"]?.post as Record<string, unknown>;
     expect(Object.keys(op.responses as object)).toEqual(["202", "default"]);
     expect(op.security).toEqual([{ bearer: [] }]);
+    // A publish needs its body; a POST elsewhere may have none (an empty request).
+    expect((op.requestBody as { required: boolean }).required).toBe(true);
+    const signOut = doc.paths["/v1/device/sign-out"]?.post as {
+      requestBody: { required: boolean };
+    };
+    expect(signOut.requestBody.required).toBe(false);
     expect((op.parameters as { name: string }[]).map((p) => p.name)).toContain("Idempotency-Key");
     const request = doc.components.schemas["herald.v1.NotifyRequest"];
     expect(Object.keys(request?.properties ?? {})).toEqual(

@@ -164,7 +164,8 @@ function operation(components: Components, method: DescMethod, b: Binding): Sche
       parameters.push({ name: f.name, in: "query", schema: components.field(f) });
     }
   }
-  if (rpc === "herald.v1.NotifyService/Notify") parameters.push(...notifyHeaders);
+  const publishes = rpc === "herald.v1.NotifyService/Notify";
+  if (publishes) parameters.push(...notifyHeaders);
   const bodyField = method.input.fields.find((f) => f.name === b.body);
   const body =
     b.body === "*" ? components.ref(method.input) : bodyField && components.field(bodyField);
@@ -173,7 +174,8 @@ function operation(components: Components, method: DescMethod, b: Binding): Sche
     summary: `${method.parent.name}.${method.name}`,
     tags: [method.parent.name],
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(body ? { requestBody: { required: true, content: json(body) } } : {}),
+    // A POST with no body is an empty request (rest/shim.ts): only a publish cannot be one.
+    ...(body ? { requestBody: { required: publishes, content: json(body) } } : {}),
     responses: {
       [String(successStatus(rpc))]: {
         description: "success",
