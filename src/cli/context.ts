@@ -212,7 +212,14 @@ export class Context {
   /** A CLI token, for managing the account. */
   get ownerToken(): string {
     const c = this.owner;
-    if (!c) throw new CliError("not logged in: run `herald login`", exit.auth);
+    if (!c) {
+      // An API key at hand is not a login: say so, not just "not logged in" to someone who set one.
+      const key = this.publisher;
+      const why = key
+        ? ` (the API key from ${key.source} publishes and reads its project; receiving and managing the account take a CLI token)`
+        : "";
+      throw new CliError(`not logged in: run \`herald login\`${why}`, exit.auth);
+    }
     this.credentialSource = c.source;
     return c.secret;
   }

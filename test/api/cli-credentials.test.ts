@@ -47,6 +47,16 @@ describe("whoami", () => {
     expect(who.stdout).toMatch(/publishes {2}with API key hk_\w{4}… \(from HERALD_API_KEY\)/);
     expect(who.stdout).toContain("account    not shown to an API key");
   });
+
+  it("with only an API key, listen says that receiving takes a login, and why the key is not one", async () => {
+    const r = await cli(["listen"], { home: home(), env: { HERALD_API_KEY: server.apiKey } });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("not logged in: run `herald login`");
+    expect(r.stderr).toContain("the API key from HERALD_API_KEY publishes and reads its project");
+    const none = await cli(["listen"], { home: home(), env: {} });
+    expect(none.code).toBe(3);
+    expect(none.stderr).not.toContain("API key");
+  });
 });
 
 describe("errors", () => {
