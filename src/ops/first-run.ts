@@ -40,7 +40,7 @@ function signupLine(config: Config): string {
  */
 export function ownerPasswordIgnored(bootstrapped: boolean): string {
   return bootstrapped
-    ? "HERALD_OWNER_PASSWORD is used at the first start only and was ignored; to set a new owner password, run: npm run owner:setup-link\n"
+    ? "HERALD_OWNER_PASSWORD is used at the first start only and was ignored; to set a new owner password, run: npm run owner:reset-password\n"
     : "HERALD_OWNER_PASSWORD was ignored: with DATABASE_URL, the owner is created only with HERALD_BOOTSTRAP=1 (on an empty database)\n";
 }
 

@@ -1,7 +1,8 @@
 /**
- * `npm run owner:setup-link`: a new one-time link (24 hours) to set the owner's password, for
- * the operator who lost it or never set it. Earlier unused links stop working. The owner is
- * HERALD_OWNER_EMAIL's account, or the first account of the server.
+ * `npm run owner:reset-password` (its older name: `owner:setup-link`): a new one-time link
+ * (24 hours) to set the owner's password, for the operator who lost it or never set it. Earlier
+ * unused links stop working. The owner is HERALD_OWNER_EMAIL's account, or the first account of
+ * the server.
  */
 import { loadConfig } from "../config.ts";
 import { AccountRepository, SetupLinkRepository } from "../db/index.ts";

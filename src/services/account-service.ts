@@ -72,7 +72,7 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       if (!link || !account) {
         throw heraldError(
           "unauthenticated",
-          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:setup-link",
+          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:reset-password",
         );
       }
       return { email: account.email, expiresAt: timestampFromDate(link.expiresAt) };
@@ -83,7 +83,7 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       if (!accountId) {
         throw heraldError(
           "unauthenticated",
-          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:setup-link",
+          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:reset-password",
         );
       }
       await accounts.setPasswordHash(accountId, await hashPassword(req.password));
@@ -105,7 +105,7 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       const account = await accounts.get(accountId);
       if (!account) throw heraldError("not_found", "account not found");
       return {
-        // The setup link is the owner's (npm run owner:setup-link).
+        // The setup link is the owner's (npm run owner:reset-password).
         account: accountToProto(account, (await projects.defaultOf(accountId)).id, true),
         sessionsEnded: ended.sessions,
         cliTokensRevoked: ended.cliTokens,

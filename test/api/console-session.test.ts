@@ -58,7 +58,7 @@ describe("the owner's setup link", () => {
       password: "another passphrase!",
     });
     expect(again.status).toBe(401);
-    expect(again.json.message).toMatch(/npm run owner:setup-link/);
+    expect(again.json.message).toMatch(/npm run owner:reset-password/);
     // The new password is the account's: a login with it works, the old one does not.
     const login = await rpc("AuthService/StartSession", {
       email: "owner@example.com",
