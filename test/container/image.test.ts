@@ -29,6 +29,14 @@ beforeAll(() => {
   // The registry's CA for npm inside the build, as a build secret (never in the image).
   const cafile = spawnSync("npm", ["config", "get", "cafile"], { encoding: "utf8" }).stdout.trim();
   const secret = cafile && cafile !== "null" ? ["--secret", `id=npm_ca,src=${cafile}`] : [];
+  // Said first: a build whose npm cannot trust the registry (a TLS-intercepting proxy whose CA
+  // npm's config does not name) fails with SELF_SIGNED_CERT_IN_CHAIN naming only the lockfile's
+  // last package, which reads like one request's hiccup.
+  process.stderr.write(
+    secret.length > 0
+      ? `image build: npm's CA file ${cafile} goes in as a build secret\n`
+      : "image build: npm names no CA file (npm config get cafile); the build trusts the base image's CAs alone\n",
+  );
   execFileSync(
     "buildah",
     [
