@@ -56,11 +56,16 @@ describe("listen's lines", () => {
       home: await loggedIn(),
     });
     await devicesListening(server, "ndjson", 2);
-    await notify(server, { title: "one", topic: "ndjson" });
+    const one = await notify(server, { title: "one", topic: "ndjson" });
     await notify(server, { title: "two", topic: "ndjson" });
     const out = (await listening).stdout.trim().split("\n");
     expect(out.map((l) => JSON.parse(l).title)).toEqual(["one", "two"]);
     expect((await ringing).stdout.startsWith("\x07")).toBe(true);
+    // A stream is not pushed: `herald status` shows no attempts for it ("-"), not 0 of them.
+    const status = await cli(["status", String(one.json.id)], { home: h });
+    const streams = status.stdout.split("\n").filter((l) => / stream /.test(l));
+    expect(streams, status.stdout).toHaveLength(2);
+    for (const row of streams) expect(row).toMatch(/ stream +[a-z]+ +- +\d{4}-/);
   });
 
   it("end when this machine's device is removed elsewhere, and say how to listen again", async () => {

@@ -5,6 +5,10 @@ import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { need, resolveId, resourceJson, shortIds, table, when } from "../format.ts";
 
+/** A push's attempts at its provider; a stream device is not pushed, so it has none to count. */
+const attemptsOf = (d: { platform: string; attempts: number }) =>
+  d.platform === "stream" ? "-" : String(d.attempts);
+
 /** The notification a typed id (or unique prefix) names, and a client to act on it. */
 async function pick(ctx: Context, typed: string) {
   const notify = ctx.client(NotifyService);
@@ -69,7 +73,7 @@ export const history: Command[] = [
       const { notification: n } = await notify.getNotification({ id }, headers);
       const devices = n?.deviceDeliveries ?? [];
       ctx.out(
-        `${n?.title}\nstatus: ${n?.status}\n\n${table([["DEVICE", "PLATFORM", "STATE", "ATTEMPTS", "UPDATED", "ERROR"], ...devices.map((d) => [d.deviceName, d.platform, d.state, String(d.attempts), when(d.updatedAt), d.lastError])])}`,
+        `${n?.title}\nstatus: ${n?.status}\n\n${table([["DEVICE", "PLATFORM", "STATE", "ATTEMPTS", "UPDATED", "ERROR"], ...devices.map((d) => [d.deviceName, d.platform, d.state, attemptsOf(d), when(d.updatedAt), d.lastError])])}`,
         {
           ...(n ? resourceJson(NotificationSchema, n) : {}),
           id: n?.id,
