@@ -21,6 +21,13 @@ import { checkCode, confirmPassword } from "./password-auth.ts";
 import { principalOf } from "./scope.ts";
 import { consoleName, startSession } from "./session.ts";
 
+/** A setup link that is unknown, used or expired, and how the operator makes a new one. */
+const setupLinkGone = () =>
+  heraldError(
+    "unauthenticated",
+    "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:reset-password",
+  );
+
 export interface AccountDeps {
   accounts: AccountRepository;
   credentials: CredentialVerifier;
@@ -70,10 +77,7 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
       );
       const account = link && (await accounts.get(link.accountId));
       if (!link || !account) {
-        throw heraldError(
-          "unauthenticated",
-          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:reset-password",
-        );
+        throw setupLinkGone();
       }
       return { email: account.email, expiresAt: timestampFromDate(link.expiresAt) };
     },
@@ -81,10 +85,7 @@ export function createAccountService(deps: AccountDeps): ServiceImpl<typeof Acco
     async completeOwnerSetup(req, ctx) {
       const accountId = await setupLinks.consume(req.token);
       if (!accountId) {
-        throw heraldError(
-          "unauthenticated",
-          "this setup link is unknown, used or expired: the operator can print a new one with npm run owner:reset-password",
-        );
+        throw setupLinkGone();
       }
       await accounts.setPasswordHash(accountId, await hashPassword(req.password));
       const { secret, token } = await cliTokens.mint(
