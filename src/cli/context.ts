@@ -54,6 +54,8 @@ export interface SavedConfig {
   token?: string;
   project?: string;
   email?: string;
+  /** The account the token is of (saved since logins replace each other: retire.ts). */
+  accountId?: string;
   device?: { id: string; credential: string; cursor?: string };
 }
 
@@ -224,8 +226,9 @@ export class Context {
     return c.secret;
   }
 
-  client<S extends DescService>(service: S): Client<S> {
-    return createClient(service, createConnectTransport({ baseUrl: this.url, httpVersion: "1.1" }));
+  /** A client of the server in use, or of the one at `url`. */
+  client<S extends DescService>(service: S, url = this.url): Client<S> {
+    return createClient(service, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
   }
 
   headers(secret: string): Record<string, string> {

@@ -6,6 +6,7 @@ import { AuthService } from "../../../gen/herald/v1/auth_service_pb.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { expiryOf } from "../format.ts";
+import { retire, sameLogin } from "../retire.ts";
 
 const spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -133,11 +134,19 @@ export const login: Command = {
     const me = await ctx
       .client(AccountService)
       .getAccount({}, { headers: { authorization: `Bearer ${token}` } });
-    ctx.config.update((c) => ({ ...c, url: ctx.url, token, email: me.account?.email }));
+    const next = { url: ctx.url, token, email: me.account?.email, accountId: me.account?.id };
+    // The token this login replaces is revoked; another account's (or server's) device and
+    // project in use go with it, where the same account's are kept.
+    const before = ctx.config.load();
+    const same = sameLogin(before, next);
+    const { ended, failed } = await retire(ctx, before, { device: !same, token: true });
+    ctx.config.update((c) => ({ ...(same ? c : {}), ...next }));
     if (ctx.io.isTty) ctx.io.stderr("\n");
-    ctx.out(`logged in as ${me.account?.email} (${ctx.url})`, {
+    for (const line of failed) ctx.io.stderr(`warning: ${line}\n`);
+    ctx.out([`logged in as ${me.account?.email} (${ctx.url})`, ...ended].join("\n"), {
       email: me.account?.email,
       url: ctx.url,
+      ended,
     });
     return exit.ok;
   },
@@ -145,14 +154,17 @@ export const login: Command = {
 
 export const logout: Command = {
   name: "logout",
-  summary: "revoke this machine's CLI token and forget it",
+  summary: "revoke this machine's CLI token, sign out its stream device, and forget both",
   usage: "herald logout",
   options: {},
   example: "herald logout",
   async run(ctx) {
     await ctx.client(AuthService).logout({}, { headers: ctx.headers(ctx.ownerToken) });
-    ctx.config.update(({ token: _t, ...rest }) => rest);
-    ctx.out("logged out", { logged_out: true });
+    // This machine's stream device stops receiving with it (retire.ts).
+    const { ended, failed } = await retire(ctx, ctx.config.load(), { device: true, token: false });
+    ctx.config.update(({ token: _t, device: _d, ...rest }) => rest);
+    for (const line of failed) ctx.io.stderr(`warning: ${line}\n`);
+    ctx.out(["logged out", ...ended].join("; "), { logged_out: true, ended });
     return exit.ok;
   },
 };
