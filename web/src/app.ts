@@ -5,7 +5,7 @@
 import type { Account } from "../../gen/herald/v1/account_pb.ts";
 import type { Project } from "../../gen/herald/v1/project_pb.ts";
 import { api, errorText, isSignedOut } from "./api.ts";
-import { thisBrowserButton } from "./browser-device.ts";
+import { keepOnlyTheAccountsDevice, stopThisBrowser, thisBrowserButton } from "./browser-device.ts";
 import { type Child, fill, h, toast } from "./dom.ts";
 
 export interface State {
@@ -71,6 +71,8 @@ export async function loadSession(): Promise<boolean> {
     const known =
       state.projects.find((p) => p.id === saved) ?? state.projects.find((p) => p.isDefault);
     state.projectId = known?.id ?? "";
+    // Another account's device kept in this browser is not this account's to receive with.
+    await keepOnlyTheAccountsDevice().catch(() => {});
     return true;
   } catch (err) {
     if (isSignedOut(err)) {
@@ -88,16 +90,20 @@ export function setProject(id: string): void {
 
 export const currentProject = () => state.projects.find((p) => p.id === state.projectId);
 
-/** Ends the console session. */
+/** Ends the console session, and this browser as the account's device (browser-device.ts). */
 function signOutButton(): HTMLElement {
   return h(
     "button",
     {
       type: "button",
+      title: "Sign out; this browser stops receiving the account's notifications",
       onclick: async () => {
+        const stopped = await stopThisBrowser();
         await api.auth.endSession({});
         state.account = undefined;
         navigate("/signin");
+        if (stopped)
+          toast("Signed out. This browser no longer receives the account's notifications.");
       },
     },
     "Sign out",

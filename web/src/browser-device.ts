@@ -7,7 +7,7 @@
 import { api, asDevice, errorText } from "./api.ts";
 import { fill, h, toast } from "./dom.ts";
 import { forgetDevice, loadDevice, type SavedDevice, saveDevice } from "./idb.ts";
-import { receiveInPage } from "./stream-device.ts";
+import { receiveInPage, stopInPage } from "./stream-device.ts";
 
 type SignIn = (platform: "web" | "stream") => Promise<{ id: string; credential: string }>;
 
@@ -147,6 +147,36 @@ export function pairThisBrowser(code: string): ReturnType<typeof enableThisBrows
   });
 }
 
+/**
+ * Ends this browser as a device: signed out (best effort: it may be gone already), its push
+ * subscription dropped, its stream in the page ended, and forgotten. "Stop notifications here"
+ * does it, and so does signing out of the console (app.ts).
+ */
+export async function stopThisBrowser(): Promise<boolean> {
+  const saved = await loadDevice();
+  if (!saved) return false;
+  await stopInPage();
+  await api.devices.signOutDevice({}, asDevice(saved.credential)).catch(() => {});
+  const reg = await navigator.serviceWorker?.getRegistration();
+  await (await reg?.pushManager.getSubscription())?.unsubscribe();
+  await forgetDevice();
+  redrawButton();
+  return true;
+}
+
+/**
+ * A device this browser keeps that the signed-in account does not have is ended and forgotten:
+ * another account's (its session ended without "Sign out", and someone else signed in here), or
+ * one removed while no page was open. Before, the console of the second account went on
+ * receiving, and showing, the first account's notifications.
+ */
+export async function keepOnlyTheAccountsDevice(): Promise<void> {
+  const saved = await loadDevice();
+  if (!saved) return;
+  const { devices } = await api.devices.listDevices({});
+  if (!devices.some((d) => d.id === saved.id)) await stopThisBrowser();
+}
+
 /** Says this browser is a device, with the button that stops it. */
 function receiving(saved: SavedDevice, redraw: () => void): HTMLElement[] {
   return [
@@ -162,10 +192,7 @@ function receiving(saved: SavedDevice, redraw: () => void): HTMLElement[] {
       {
         type: "button",
         onclick: async () => {
-          await api.devices.signOutDevice({}, asDevice(saved.credential)).catch(() => {});
-          const reg = await navigator.serviceWorker?.getRegistration();
-          await (await reg?.pushManager.getSubscription())?.unsubscribe();
-          await forgetDevice();
+          await stopThisBrowser();
           redraw();
         },
       },

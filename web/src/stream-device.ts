@@ -30,6 +30,8 @@ const shownAtOnce = 3;
 const receiptTimeoutMs = 5_000;
 
 let streaming = false;
+/** Ends the stream this page reads, and says when it has (its cursor written). */
+let ending: { stop: AbortController; done: Promise<void> } | undefined;
 
 /** Shows one notification in the page, and outside it if the person allowed notifications. */
 function notifyOs(title: string, body: string, tag: string): void {
@@ -87,6 +89,26 @@ export async function receiveInPage(signedOut: () => void): Promise<void> {
   const saved = await loadDevice();
   if (saved?.platform !== "stream" || streaming) return;
   streaming = true;
+  const stop = new AbortController();
+  const done = receive(saved, signedOut, stop.signal).finally(() => {
+    streaming = false;
+    ending = undefined;
+  });
+  ending = { stop, done };
+  return done;
+}
+
+/**
+ * Ends the page's stream without a word (this page is signing its own device out, and says so
+ * itself), once what it received is written: the device can then be forgotten for good.
+ */
+export async function stopInPage(): Promise<void> {
+  const e = ending;
+  e?.stop.abort();
+  await e?.done;
+}
+
+async function receive(saved: SavedDevice, signedOut: () => void, stopped: AbortSignal) {
   let device: SavedDevice = saved;
   const auth = () => ({ ...asDevice(device.credential), timeoutMs: receiptTimeoutMs });
   const receipts = new Receipts({
@@ -96,11 +118,14 @@ export async function receiveInPage(signedOut: () => void): Promise<void> {
   const show = arrivals();
   const cursor = cursorKeeper();
   const heard = whileHeard<SubscribeResponse>((msg) => msg.keepaliveInterval);
-  for (;;) {
+  while (!stopped.aborted) {
     try {
       const since = device.cursor ?? "";
       const open = (signal: AbortSignal) =>
-        api.inbox.subscribe({ since }, { ...asDevice(device.credential), signal });
+        api.inbox.subscribe(
+          { since },
+          { ...asDevice(device.credential), signal: AbortSignal.any([signal, stopped]) },
+        );
       // A stream a network dropped without a word is opened again from the cursor (live.ts).
       for await (const msg of heard(open)) {
         if (msg.event.case === "cleared")
@@ -119,16 +144,17 @@ export async function receiveInPage(signedOut: () => void): Promise<void> {
         cursor.keep(device);
       }
     } catch (err) {
+      if (stopped.aborted) break;
       if ((err as { code?: number }).code === 16) {
         // Signed out or removed elsewhere (the server ends the stream at once).
         await cursor.written();
         await forgetDevice();
-        streaming = false;
         toast("This browser was signed out as a device elsewhere: it no longer receives here");
         signedOut();
         return;
       }
     }
-    await new Promise((r) => setTimeout(r, 2000));
+    if (!stopped.aborted) await new Promise((r) => setTimeout(r, 2000));
   }
+  await cursor.written();
 }
