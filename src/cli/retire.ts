@@ -52,17 +52,20 @@ export async function retire(
   const failed: string[] = [];
   const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });
   const { device, token } = saved;
+  const whose = saved.email ? ` (${saved.email}'s)` : "";
   if (what.device && device) {
     const why = await end(() =>
       ctx.client(DeviceService, url).signOutDevice({}, bearer(device.credential)),
     );
-    if (why) failed.push(`this machine's device ${device.id} is not signed out (${why})`);
-    else ended.push(`this machine's device ${device.id} is signed out`);
+    const it = `this machine's stream device ${device.id}${whose}`;
+    if (why) failed.push(`could not sign out ${it}: ${why}`);
+    else ended.push(`signed out ${it}`);
   }
   if (what.token && token) {
     const why = await end(() => ctx.client(AuthService, url).logout({}, bearer(token)));
-    if (why) failed.push(`the previous token ${token.slice(0, 7)}… is not revoked (${why})`);
-    else ended.push(`the previous token ${token.slice(0, 7)}… is revoked`);
+    const it = `this machine's previous token ${token.slice(0, 7)}…${whose}`;
+    if (why) failed.push(`could not revoke ${it}: ${why}`);
+    else ended.push(`revoked ${it}`);
   }
   return { ended, failed };
 }

@@ -55,7 +55,9 @@ describe("logout", () => {
     const device = await listenOnce(h, "logout-device");
     const out = await cli(["logout"], { home: h });
     expect(out.code, out.stderr).toBe(0);
-    expect(out.stdout).toContain("logged out; this machine's device");
+    expect(out.stdout).toContain(
+      `logged out; signed out this machine's stream device ${device} (owner@example.com's)`,
+    );
     expect(saved(h).device).toBeUndefined();
     expect(await deviceRow(device)).toMatchObject({ signed_out: true });
     // It no longer listens: another listen needs a login first.
@@ -78,6 +80,12 @@ describe("login to another account", () => {
     });
     expect(login.code, login.stderr).toBe(0);
     expect(login.stdout).toContain("logged in as switcher@example.com");
+    expect(login.stdout).toContain(
+      `signed out this machine's stream device ${first} (owner@example.com's)`,
+    );
+    expect(login.stdout).toMatch(
+      /revoked this machine's previous token hc_\S{4}… \(owner@example.com's\)/,
+    );
     expect(await deviceRow(first)).toMatchObject({ signed_out: true });
     expect(await liveCliTokens("owner@example.com")).toBe(before - 1);
     // The project in use was the other account's: it is not carried over.
