@@ -50,7 +50,11 @@ export async function retire(
   const url = saved.url ?? ctx.url;
   const ended: string[] = [];
   const failed: string[] = [];
-  const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });
+  // A server gone without a word (its host dropping packets) holds the login up 5 s at most.
+  const bearer = (secret: string) => ({
+    headers: { authorization: `Bearer ${secret}` },
+    timeoutMs: 5_000,
+  });
   const { device, token } = saved;
   const whose = saved.email ? ` (${saved.email}'s)` : "";
   if (what.device && device) {

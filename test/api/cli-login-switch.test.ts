@@ -4,10 +4,12 @@
  * previous CLI token: the CLI forgets both, and a credential nobody holds must not go on
  * receiving, publishing or managing. Logging in again to the same account keeps the device.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newAccount } from "../helpers/accounts.ts";
-import { cliFor, configFile, devicesListening } from "../helpers/cli.ts";
+import { cliFor, configFile, devicesListening, home } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { notify, ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
 
@@ -124,5 +126,38 @@ describe("login again to the same account", () => {
     expect(await liveCliTokens("owner@example.com")).toBe(before);
     const stale = await cli(["whoami"], { home: h, env: { HERALD_TOKEN: oldToken } });
     expect(stale.code).toBe(3);
+  });
+});
+
+describe("login when the previous login's server is gone", () => {
+  it("says what it could not end, on standard error, and logs in", async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const { port } = closed.address() as { port: number };
+    await new Promise((r) => closed.close(r));
+    const h = home();
+    mkdirSync(dirname(configFile(h)), { recursive: true });
+    const device = { id: "01a25029-0000-7000-8000-000000000000", credential: "hd_gone" };
+    const gone = {
+      url: `http://127.0.0.1:${port}`,
+      token: "hc_gonetoken",
+      email: "x@gone",
+      device,
+    };
+    writeFileSync(configFile(h), JSON.stringify({ ...gone, project: "payments" }));
+    const login = await cli(["login", "--email", "owner@example.com", "--password-stdin"], {
+      home: h,
+      stdin: `${ownerPassword}\n`,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain(
+      `warning: could not sign out this machine's stream device ${device.id} (x@gone's): `,
+    );
+    expect(login.stderr).toContain(
+      "warning: could not revoke this machine's previous token hc_gone… (x@gone's): ",
+    );
+    expect(saved(h)).toMatchObject({ url: server.url, email: "owner@example.com" });
+    expect(saved(h)).not.toHaveProperty("device");
+    expect(saved(h)).not.toHaveProperty("project");
   });
 });
