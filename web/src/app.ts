@@ -64,6 +64,7 @@ export function link(
 }
 
 export async function loadSession(): Promise<boolean> {
+  const was = state.account?.id;
   try {
     state.account = (await api.account.getAccount({})).account;
     state.projects = (await api.projects.listProjects({})).projects;
@@ -71,8 +72,9 @@ export async function loadSession(): Promise<boolean> {
     const known =
       state.projects.find((p) => p.id === saved) ?? state.projects.find((p) => p.isDefault);
     state.projectId = known?.id ?? "";
-    // Another account's device kept in this browser is not this account's to receive with.
-    await keepOnlyTheAccountsDevice().catch(() => {});
+    // Another account's device kept in this browser is not this account's to receive with:
+    // asked when the account signed in here changes (not on every reload of the same one).
+    if (state.account?.id !== was) await keepOnlyTheAccountsDevice().catch(() => {});
     return true;
   } catch (err) {
     if (isSignedOut(err)) {

@@ -178,7 +178,7 @@ export async function keepOnlyTheAccountsDevice(): Promise<void> {
 }
 
 /** Says this browser is a device, with the button that stops it. */
-function receiving(saved: SavedDevice, redraw: () => void): HTMLElement[] {
+function receiving(saved: SavedDevice): HTMLElement[] {
   return [
     h(
       "span",
@@ -191,10 +191,7 @@ function receiving(saved: SavedDevice, redraw: () => void): HTMLElement[] {
       "button",
       {
         type: "button",
-        onclick: async () => {
-          await stopThisBrowser();
-          redraw();
-        },
+        onclick: () => stopThisBrowser(), // it draws the button again
       },
       "Stop notifications here",
     ),
@@ -236,7 +233,7 @@ export function thisBrowserButton(): HTMLElement {
   const box = h("div", { class: "row" });
   const draw = async () => {
     const saved = await loadDevice();
-    if (saved) fill(box, ...receiving(saved, () => void draw()));
+    if (saved) fill(box, ...receiving(saved));
     else
       fill(
         box,

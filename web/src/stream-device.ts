@@ -29,8 +29,7 @@ const shownAtOnce = 3;
  */
 const receiptTimeoutMs = 5_000;
 
-let streaming = false;
-/** Ends the stream this page reads, and says when it has (its cursor written). */
+/** The stream this page reads, while it does: how to end it, and when it has (cursor written). */
 let ending: { stop: AbortController; done: Promise<void> } | undefined;
 
 /** Shows one notification in the page, and outside it if the person allowed notifications. */
@@ -87,11 +86,9 @@ function cursorKeeper() {
 /** Receives while the console is open; `signedOut` is told when the device was signed out. */
 export async function receiveInPage(signedOut: () => void): Promise<void> {
   const saved = await loadDevice();
-  if (saved?.platform !== "stream" || streaming) return;
-  streaming = true;
+  if (saved?.platform !== "stream" || ending) return;
   const stop = new AbortController();
   const done = receive(saved, signedOut, stop.signal).finally(() => {
-    streaming = false;
     ending = undefined;
   });
   ending = { stop, done };
