@@ -12,6 +12,7 @@ import { makeFolders } from "../data-dir.ts";
 import type { EndingSignal } from "../ending-signals.ts";
 import { HeraldError } from "../sdk/errors.ts";
 import { isServerUrl } from "../sdk/server-url.ts";
+import type { SavedDevice } from "./saved-devices.ts";
 
 export interface Io {
   stdout: (s: string) => void;
@@ -56,6 +57,9 @@ export interface SavedConfig {
   email?: string;
   /** The account the token is of (saved since logins replace each other: retire.ts). */
   accountId?: string;
+  /** The stream devices `herald listen` registered, each of its server and account. */
+  devices?: SavedDevice[];
+  /** The one device saved before devices had their server: read as the saved login's. */
   device?: { id: string; credential: string; cursor?: string };
 }
 

@@ -12,6 +12,7 @@ import { AuthService } from "../../gen/herald/v1/auth_service_pb.ts";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { HeraldError } from "../sdk/errors.ts";
 import type { Context, SavedConfig } from "./context.ts";
+import { loginDevices, savedDevices } from "./saved-devices.ts";
 
 /** Who a saved login is: its server and account. */
 export interface LoginOwner {
@@ -55,11 +56,12 @@ export async function retire(
     headers: { authorization: `Bearer ${secret}` },
     timeoutMs: 5_000,
   });
-  const { device, token } = saved;
+  const { token } = saved;
   const whose = saved.email ? ` (${saved.email}'s)` : "";
-  if (what.device && device) {
+  const devices = what.device ? savedDevices(saved, ctx.url).filter(loginDevices(saved, url)) : [];
+  for (const device of devices) {
     const why = await end(() =>
-      ctx.client(DeviceService, url).signOutDevice({}, bearer(device.credential)),
+      ctx.client(DeviceService, device.url).signOutDevice({}, bearer(device.credential)),
     );
     const it = `this machine's stream device ${device.id}${whose}`;
     if (why) failed.push(`could not sign out ${it}: ${why}`);

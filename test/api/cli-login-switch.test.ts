@@ -29,7 +29,7 @@ async function listenOnce(h: string, topic: string): Promise<string> {
   await notify(server, { title: "hello", topic });
   const done = await listening;
   expect(done.code, done.stderr).toBe(0);
-  return saved(h).device.id as string;
+  return saved(h).devices[0].id as string;
 }
 
 async function deviceRow(id: string) {
@@ -60,7 +60,7 @@ describe("logout", () => {
     expect(out.stdout).toContain(
       `logged out; signed out this machine's stream device ${device} (owner@example.com's)`,
     );
-    expect(saved(h).device).toBeUndefined();
+    expect(saved(h)).not.toHaveProperty("devices");
     expect(await deviceRow(device)).toMatchObject({ signed_out: true });
     // It no longer listens: another listen needs a login first.
     const again = await cli(["listen", "--topic", "logout-device", "--count", "1"], { home: h });
@@ -92,7 +92,7 @@ describe("login to another account", () => {
     expect(await liveCliTokens("owner@example.com")).toBe(before - 1);
     // The project in use was the other account's: it is not carried over.
     expect(saved(h)).not.toHaveProperty("project");
-    expect(saved(h)).not.toHaveProperty("device");
+    expect(saved(h)).not.toHaveProperty("devices");
 
     // The owner's notification to the topic must not reach this machine any more.
     const listening = cli(["listen", "--topic", "switch-later", "--count", "1", "--json"], {
@@ -105,7 +105,7 @@ describe("login to another account", () => {
     const heard = await listening;
     expect(heard.code, heard.stderr).toBe(0);
     expect(JSON.parse(heard.stdout).title).toBe("the switcher's");
-    expect(await deviceRow(saved(h).device.id)).toMatchObject({ signed_out: false });
+    expect(await deviceRow(saved(h).devices[0].id)).toMatchObject({ signed_out: false });
   });
 });
 
@@ -120,7 +120,7 @@ describe("login again to the same account", () => {
       stdin: `${ownerPassword}\n`,
     });
     expect(again.code, again.stderr).toBe(0);
-    expect(saved(h).device.id).toBe(device);
+    expect(saved(h).devices.map((d: { id: string }) => d.id)).toEqual([device]);
     expect(await deviceRow(device)).toMatchObject({ signed_out: false });
     // One token for this machine, not two of the same name.
     expect(await liveCliTokens("owner@example.com")).toBe(before);
@@ -157,7 +157,9 @@ describe("login when the previous login's server is gone", () => {
       "warning: could not revoke this machine's previous token hc_gone… (x@gone's): ",
     );
     expect(saved(h)).toMatchObject({ url: server.url, email: "owner@example.com" });
+    // A device saved before devices had their server (`device`) was the login's, and went with it.
     expect(saved(h)).not.toHaveProperty("device");
+    expect(saved(h)).not.toHaveProperty("devices");
     expect(saved(h)).not.toHaveProperty("project");
   });
 });

@@ -4,9 +4,10 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { AccountService } from "../../../gen/herald/v1/account_service_pb.ts";
 import { AuthService } from "../../../gen/herald/v1/auth_service_pb.ts";
 import type { Command } from "../command.ts";
-import { CliError, type Context, exit } from "../context.ts";
+import { CliError, type Context, exit, type SavedConfig } from "../context.ts";
 import { expiryOf } from "../format.ts";
 import { retire, sameLogin } from "../retire.ts";
+import { loginDevices, withoutDevices } from "../saved-devices.ts";
 
 const spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -140,7 +141,9 @@ export const login: Command = {
     const before = ctx.config.load();
     const same = sameLogin(before, next);
     const { ended, failed } = await retire(ctx, before, { device: !same, token: true });
-    ctx.config.update((c) => ({ ...(same ? c : {}), ...next }));
+    // Devices of other servers or accounts (`HERALD_TOKEN`'s) stay: this login did not make them.
+    const others = (c: SavedConfig) => withoutDevices(c, loginDevices(c, ctx.url), ctx.url);
+    ctx.config.update((c) => ({ ...(same ? c : { devices: others(c).devices }), ...next }));
     if (ctx.io.isTty) ctx.io.stderr("\n");
     for (const line of failed) ctx.io.stderr(`warning: ${line}\n`);
     ctx.out([`logged in as ${me.account?.email} (${ctx.url})`, ...ended].join("\n"), {
@@ -162,7 +165,10 @@ export const logout: Command = {
     await ctx.client(AuthService).logout({}, { headers: ctx.headers(ctx.ownerToken) });
     // This machine's stream device stops receiving with it (retire.ts).
     const { ended, failed } = await retire(ctx, ctx.config.load(), { device: true, token: false });
-    ctx.config.update(({ token: _t, device: _d, ...rest }) => rest);
+    ctx.config.update((c) => {
+      const { token: _t, ...rest } = withoutDevices(c, loginDevices(c, ctx.url), ctx.url);
+      return rest;
+    });
     for (const line of failed) ctx.io.stderr(`warning: ${line}\n`);
     ctx.out(["logged out", ...ended].join("; "), { logged_out: true, ended });
     return exit.ok;

@@ -15,6 +15,15 @@ import { Receipts } from "../../sdk/receipts.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { retryingLine, statusLine } from "../format.ts";
+import {
+  accountOfToken,
+  isOf,
+  receiverInUse,
+  type SavedDevice,
+  savedDevices,
+  withDevice,
+  withoutDevices,
+} from "../saved-devices.ts";
 import { execTimeoutOf, presenter } from "./listen-presenter.ts";
 
 export { formatNotification } from "./listen-presenter.ts";
@@ -27,10 +36,10 @@ const maxBackoffMs = 5_000;
  */
 const receiptsCloseMs = { done: 30_000, stopped: 2_000 };
 
-async function ensureDevice(
-  ctx: Context,
-): Promise<{ id: string; credential: string; cursor?: string }> {
-  const saved = ctx.config.load().device;
+/** This machine's device for the server and account in use (saved-devices.ts), registered if none. */
+async function ensureDevice(ctx: Context): Promise<SavedDevice> {
+  const receiver = await receiverInUse(ctx);
+  const saved = savedDevices(ctx.config.load(), ctx.url).find((d) => isOf(d, receiver));
   if (saved) return saved;
   const devices = ctx.client(DeviceService);
   const { code } = await devices.createPairingCode({}, { headers: ctx.headers(ctx.ownerToken) });
@@ -39,8 +48,13 @@ async function ensureDevice(
     name: `${hostname()} (herald listen)`,
     platform: "stream",
   });
-  const device = { id: signedIn.device?.id as string, credential: signedIn.deviceCredential };
-  ctx.config.update((c) => ({ ...c, device }));
+  const device: SavedDevice = {
+    id: signedIn.device?.id as string,
+    credential: signedIn.deviceCredential,
+    url: receiver.url,
+    accountId: receiver.accountId ?? (await accountOfToken(ctx)),
+  };
+  ctx.config.update((c) => withDevice(c, device, ctx.url));
   ctx.io.stderr(`registered this machine as device ${device.id}\n`);
   return device;
 }
@@ -108,13 +122,14 @@ const keepaliveIntervalOf = (msg: SubscribeResponse) =>
 /** A stream that broke: said, then waited out (a signed-out device is forgotten, and fails). */
 async function connectionLost(
   ctx: Context,
+  device: SavedDevice,
   err: unknown,
   backoff: number,
   status: ReturnType<typeof statusLine>,
 ): Promise<void> {
   const e = HeraldError.from(err);
   if (e.code === "unauthenticated") {
-    ctx.config.update(({ device: _d, ...rest }) => rest);
+    ctx.config.update((c) => withoutDevices(c, (d) => d.id === device.id, ctx.url));
     throw new CliError(
       "this machine's device was signed out (removed, or signed out elsewhere): `herald listen` registers it again",
       exit.auth,
@@ -127,7 +142,7 @@ async function connectionLost(
 /** What `listen` reads its stream with. */
 interface Receiving {
   auth: { headers: { authorization: string } };
-  device: { id: string; credential: string };
+  device: SavedDevice;
   inbox: Client<typeof InboxService>;
   limit: number;
   receipts: Receipts;
@@ -145,7 +160,7 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
     const onStop = () => abort.abort();
     ctx.io.signal?.addEventListener("abort", onStop, { once: true });
     try {
-      const since = ctx.config.load().device?.cursor ?? "";
+      const since = cursorOf(ctx, device);
       const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
       const silent = (why: string) => abort.abort(new ConnectError(why, Code.Unavailable));
       for await (const msg of heardFrom(stream, silent)) {
@@ -165,13 +180,13 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
         // Not taken by the output (it closed): neither confirmed nor passed; it comes again.
         if (fresh && !(await show.notification(n, msg.quiet))) break;
         // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
-        ctx.config.update((c) => ({ ...c, device: { ...(c.device ?? device), cursor: n.id } }));
+        ctx.config.update((c) => withDevice(c, { ...device, cursor: n.id }, ctx.url));
         receipts.add(n.id);
         if (fresh && ++received >= limit) break;
       }
     } catch (err) {
       if (ctx.io.signal?.aborted) break;
-      await connectionLost(ctx, err, backoff, status);
+      await connectionLost(ctx, device, err, backoff, status);
       lost = true;
       backoff = Math.min(maxBackoffMs, backoff * 2);
     } finally {
@@ -208,6 +223,10 @@ function listeningLine(topics: string[] | undefined, limit: number): string {
   const count = Number.isFinite(limit) ? ` (${limit} notification${limit > 1 ? "s" : ""})` : "";
   return `listening for ${what}${count}; Ctrl-C stops\n`;
 }
+
+/** Where the device's stream starts again: after the last notification it received. */
+const cursorOf = (ctx: Context, device: SavedDevice) =>
+  savedDevices(ctx.config.load(), ctx.url).find((d) => d.id === device.id)?.cursor ?? "";
 
 /** Whether an id is seen for the first time among the last `max` seen. */
 function recentIds(max: number): (id: string) => boolean {
