@@ -1,5 +1,5 @@
 /**
- * The database for an operator's command (`npm run reencrypt-tokens`, `owner:setup-link`,
+ * The database for an operator's command (`npm run reencrypt-tokens`, `owner:reset-password`,
  * `backup`, `restore`): DATABASE_URL; or the embedded PostgreSQL of the data directory, the
  * running server's when one runs (used, never stopped), else one started for the command and
  * stopped after it, or when the command is interrupted (interrupt.ts).

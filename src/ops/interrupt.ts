@@ -1,6 +1,6 @@
 /**
  * A command that is interrupted leaves nothing behind: an operator's (`backup`, `restore`,
- * `reencrypt-tokens`, `owner:setup-link`), the benchmark, the soak run. Each thing it must undo
+ * `reencrypt-tokens`, `owner:reset-password`), the benchmark, the soak run. Each thing it must undo
  * is registered here while it holds it: the embedded PostgreSQL it started (stopped: a fast
  * shutdown, waited for), the servers it runs, the scratch copy of the tables and a half-written
  * archive (removed). On an ending signal those run, newest

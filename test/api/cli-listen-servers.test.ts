@@ -84,10 +84,13 @@ describe("listen at another server than the saved login's", () => {
       env,
     );
     expect(atSecond.title).toBe("from the second");
-    expect(atSecond.stderr).toContain("registered this machine as device");
     expect(await signedOut(first, mine?.id as string)).toBe(false);
     const devices = saved(h).devices ?? [];
     expect(devices.map((d) => d.url).sort()).toEqual([first.url, second.url].sort());
+    const theirs = devices.find((d) => d.url === second.url)?.id;
+    expect(atSecond.stderr).toContain(
+      `registered this machine as device ${theirs} on ${second.url}`,
+    );
 
     // Back at the first server: the same device, not a new one.
     const again = await listenOnce(h, first, "servers-a", () =>

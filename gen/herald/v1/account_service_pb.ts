@@ -508,7 +508,7 @@ export const AccountService: GenService<{
   },
   /**
    * Sets the owner's password with the one-time setup link printed at first start (or by
-   * `npm run owner:setup-link`), and signs the console in. Needs no credential: the token is
+   * `npm run owner:reset-password`), and signs the console in. Needs no credential: the token is
    * the credential, valid 24 hours and once.
    *
    * @generated from rpc herald.v1.AccountService.CompleteOwnerSetup

@@ -55,7 +55,7 @@ async function ensureDevice(ctx: Context): Promise<SavedDevice> {
     accountId: receiver.accountId ?? (await accountOfToken(ctx)),
   };
   ctx.config.update((c) => withDevice(c, device, ctx.url));
-  ctx.io.stderr(`registered this machine as device ${device.id}\n`);
+  ctx.io.stderr(`registered this machine as device ${device.id} on ${device.url}\n`);
   return device;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Owner setup links: a random token shown once (in the first start's output, or by
- * `npm run owner:setup-link`), stored as its digest, usable once within 24 hours. Using one sets
+ * `npm run owner:reset-password`), stored as its digest, usable once within 24 hours. Using one sets
  * the owner's password.
  */
 import { randomBytes } from "node:crypto";
