@@ -2,17 +2,17 @@
  * What every command gets: its I/O, the resolved server URL and credentials (flags, then
  * HERALD_* variables, then the config file), the config store, and clients of the API.
  */
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { makeFolders } from "../data-dir.ts";
 import type { EndingSignal } from "../ending-signals.ts";
 import { HeraldError } from "../sdk/errors.ts";
 import { isServerUrl } from "../sdk/server-url.ts";
-import type { SavedDevice } from "./saved-devices.ts";
+import { ConfigStore, configPath, type SavedConfig } from "./config-store.ts";
+import { CliError, exit } from "./failure.ts";
+
+export type { SavedConfig } from "./config-store.ts";
+export { CliError, exit } from "./failure.ts";
 
 export interface Io {
   stdout: (s: string) => void;
@@ -49,77 +49,11 @@ export interface Io {
   onEndingSignal?: (handler: (signal: EndingSignal) => void) => () => void;
 }
 
-/** What `herald login` and `herald listen` remember. Written with mode 0600. */
-export interface SavedConfig {
-  url?: string;
-  token?: string;
-  project?: string;
-  email?: string;
-  /** The account the token is of (saved since logins replace each other: retire.ts). */
-  accountId?: string;
-  /** The stream devices `herald listen` registered, each of its server and account. */
-  devices?: SavedDevice[];
-  /** The one device saved before devices had their server: read as the saved login's. */
-  device?: { id: string; credential: string; cursor?: string };
-}
-
-/** Documented exit codes (docs/cli.md). 130: stopped with Ctrl-C, as shells count it. */
-export const exit = {
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  auth: 3,
-  network: 4,
-  /** `herald ask`: the person said no (a `--deny` action, or dismissed the question). */
-  denied: 5,
-  /** `herald ask`: no answer in time (as timeout(1) exits). */
-  timedOut: 124,
-  canceled: 130,
-} as const;
-
 /** A credential the CLI will use, and where it came from (a flag, a variable, the saved login). */
 export interface Credential {
   secret: string;
   kind: "API key" | "CLI token";
   source: string;
-}
-
-export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number = exit.failed) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
-
-export function configPath(env: Record<string, string | undefined>): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config");
-  return join(base, "herald", "config.json");
-}
-
-export class ConfigStore {
-  readonly path: string;
-  constructor(path: string) {
-    this.path = path;
-  }
-  load(): SavedConfig {
-    try {
-      return JSON.parse(readFileSync(this.path, "utf8")) as SavedConfig;
-    } catch {
-      return {};
-    }
-  }
-  /** Writes with mode 0600 and re-applies it, in case the file was loosened since. */
-  save(config: SavedConfig): void {
-    makeFolders(dirname(this.path), 0o700);
-    writeFileSync(this.path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(this.path, 0o600);
-  }
-  update(change: (c: SavedConfig) => SavedConfig): SavedConfig {
-    const next = change(this.load());
-    this.save(next);
-    return next;
-  }
 }
 
 export interface GlobalFlags {

@@ -8,7 +8,8 @@
  * device of the server and account it listens as, and registers one only where it has none.
  */
 import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
-import type { Context, SavedConfig } from "./context.ts";
+import type { SavedConfig } from "./config-store.ts";
+import type { Context } from "./context.ts";
 
 /** A stream device this machine holds: its credential, cursor, server and account. */
 export interface SavedDevice {

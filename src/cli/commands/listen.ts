@@ -54,7 +54,14 @@ async function ensureDevice(ctx: Context): Promise<SavedDevice> {
     url: receiver.url,
     accountId: receiver.accountId ?? (await accountOfToken(ctx)),
   };
-  ctx.config.update((c) => withDevice(c, device, ctx.url));
+  try {
+    ctx.config.update((c) => withDevice(c, device, ctx.url));
+  } catch (err) {
+    // Not saved (a full disk): signed out again, rather than left receiving for nobody.
+    const auth = { headers: { authorization: `Bearer ${device.credential}` } };
+    await devices.signOutDevice({}, auth).catch(() => undefined);
+    throw err;
+  }
   ctx.io.stderr(`registered this machine as device ${device.id} on ${device.url}\n`);
   return device;
 }
@@ -154,13 +161,14 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
   const { auth, device, inbox, limit, receipts, show } = r;
   let [received, backoff, lost, status] = [0, 500, false, statusLine(ctx)];
   const firstTime = recentIds(1000);
+  let since = cursorOf(ctx, device);
+  const keepPlace = placeKeeper(ctx, device);
   const heardFrom = silenceWatch(keepaliveIntervalOf);
   while (received < limit && !ctx.io.signal?.aborted) {
     const abort = new AbortController();
     const onStop = () => abort.abort();
     ctx.io.signal?.addEventListener("abort", onStop, { once: true });
     try {
-      const since = cursorOf(ctx, device);
       const stream = inbox.subscribe({ since }, { ...auth, signal: abort.signal });
       const silent = (why: string) => abort.abort(new ConnectError(why, Code.Unavailable));
       for await (const msg of heardFrom(stream, silent)) {
@@ -180,7 +188,8 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
         // Not taken by the output (it closed): neither confirmed nor passed; it comes again.
         if (fresh && !(await show.notification(n, msg.quiet))) break;
         // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
-        ctx.config.update((c) => withDevice(c, { ...device, cursor: n.id }, ctx.url));
+        since = n.id;
+        keepPlace(n.id);
         receipts.add(n.id);
         if (fresh && ++received >= limit) break;
       }
@@ -227,6 +236,27 @@ function listeningLine(topics: string[] | undefined, limit: number): string {
 /** Where the device's stream starts again: after the last notification it received. */
 const cursorOf = (ctx: Context, device: SavedDevice) =>
   savedDevices(ctx.config.load(), ctx.url).find((d) => d.id === device.id)?.cursor ?? "";
+
+/**
+ * Saves where the device is in its stream, for the next listen. One that cannot be saved (a
+ * full disk) is said once, and listening goes on from the place in memory: before, it was taken
+ * for a lost connection, and the notification shown came again.
+ */
+function placeKeeper(ctx: Context, device: SavedDevice): (id: string) => void {
+  let told = false;
+  return (id) => {
+    try {
+      ctx.config.update((c) => withDevice(c, { ...device, cursor: id }, ctx.url));
+    } catch (err) {
+      if (!told) {
+        ctx.io.stderr(
+          `warning: ${(err as Error).message}: listening goes on; a listen started later shows again what came since its last saved place\n`,
+        );
+      }
+      told = true;
+    }
+  };
+}
 
 /** Whether an id is seen for the first time among the last `max` seen. */
 function recentIds(max: number): (id: string) => boolean {

@@ -1,4 +1,5 @@
-import { chmodSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.ts";
@@ -26,6 +27,28 @@ describe("generated key files in the data directory", () => {
     for (const f of ["token-keys.json", "vapid.json"]) {
       expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
     }
+  });
+  it("are written whole: one a failed write cut short is not left to stop the next start", () => {
+    const dir = tempDir("herald-keys-");
+    // A first start whose writes fail past 40 bytes (the file size limit; a full disk alike).
+    const keys = join(import.meta.dirname, "../../../src/ops/push-token-keys.ts");
+    const first = spawnSync(
+      "prlimit",
+      ["--fsize=40", process.execPath, "--input-type=module", "-e"].concat(
+        `const { loadPushTokenKeys } = await import(${JSON.stringify(keys)});
+         loadPushTokenKeys({ dataDir: ${JSON.stringify(dir)} });`,
+      ),
+      { encoding: "utf8" },
+    );
+    expect(first.status).toBe(1);
+    expect(first.stderr).toContain(
+      `cannot write the generated key file ${join(dir, "token-keys.json")} (EFBIG`,
+    );
+    expect(readdirSync(dir)).toEqual([]);
+    // Before: token-keys.json was left with its first 40 bytes, and this threw at its JSON.
+    const next = loadPushTokenKeys(configIn(dir));
+    expect(next.ring.open(next.ring.seal("token", "row"), "row")).toBe("token");
+    expect(readdirSync(dir)).toEqual(["token-keys.json"]);
   });
   it("come from the environment when configured, newest key first", () => {
     const k = (b: number) => Buffer.alloc(32, b).toString("base64");

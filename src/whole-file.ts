@@ -1,0 +1,42 @@
+/**
+ * Small files written whole or not at all (the CLI's config, the generated key files): the text
+ * goes into a new file beside the target, which then takes the target's name. A write that fails
+ * half way (a full disk) or a process killed at any point leaves the target as it was, or
+ * absent, never cut short. Written in place, a key file cut short by a full disk at the first
+ * start stopped every later start at its JSON; a config file cut short lost the CLI's login.
+ */
+import { chmodSync, linkSync, renameSync, rmSync, writeFileSync } from "node:fs";
+
+/** Writes `text` into a new file beside `file` with `mode`, then hands it to `take`. */
+function viaCopy(file: string, text: string, mode: number, take: (copy: string) => void): void {
+  const copy = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(copy, text, { mode });
+    chmodSync(copy, mode); // as asked, whatever the umask
+    take(copy);
+  } finally {
+    rmSync(copy, { force: true });
+  }
+}
+
+/** Replaces `file` (or creates it) with `text`; throws, `file` as it was, when it cannot. */
+export function replaceWhole(file: string, text: string, mode: number): void {
+  viaCopy(file, text, mode, (copy) => renameSync(copy, file));
+}
+
+/**
+ * Creates `file` with `text` unless it exists (true when this call created it): of two
+ * processes creating it at once, one wins and the other reads the winner's.
+ */
+export function createWhole(file: string, text: string, mode: number): boolean {
+  let created = true;
+  viaCopy(file, text, mode, (copy) => {
+    try {
+      linkSync(copy, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      created = false;
+    }
+  });
+  return created;
+}
