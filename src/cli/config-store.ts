@@ -10,7 +10,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { makeFolders } from "../data-dir.ts";
 import { replaceWhole } from "../whole-file.ts";
-import { CliError } from "./failure.ts";
+import { CliError, exit } from "./failure.ts";
 import type { SavedDevice } from "./saved-devices.ts";
 
 /** What `herald login` and `herald listen` remember. Written with mode 0600. */
@@ -65,6 +65,8 @@ export class ConfigStore {
     } catch (err) {
       throw new CliError(
         `cannot save ${this.path} (${(err as Error).message}); it is as it was before`,
+        exit.failed,
+        { cause: err },
       );
     }
   }

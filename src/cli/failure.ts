@@ -17,8 +17,8 @@ export const exit = {
 /** A failure told as it is: its message on stderr, its exit code. */
 export class CliError extends Error {
   readonly exitCode: number;
-  constructor(message: string, exitCode: number = exit.failed) {
-    super(message);
+  constructor(message: string, exitCode: number = exit.failed, options?: ErrorOptions) {
+    super(message, options);
     this.exitCode = exitCode;
   }
 }

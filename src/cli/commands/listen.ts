@@ -249,8 +249,9 @@ function placeKeeper(ctx: Context, device: SavedDevice): (id: string) => void {
       ctx.config.update((c) => withDevice(c, { ...device, cursor: id }, ctx.url));
     } catch (err) {
       if (!told) {
+        const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
         ctx.io.stderr(
-          `warning: ${(err as Error).message}: listening goes on; a listen started later shows again what came since its last saved place\n`,
+          `warning: cannot save this machine's place in its stream to ${ctx.config.path} (${why}). Listening goes on; the next listen shows again what arrived after the last place saved\n`,
         );
       }
       told = true;
