@@ -161,7 +161,8 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
   const { auth, device, inbox, limit, receipts, show } = r;
   let [received, backoff, lost, status] = [0, 500, false, statusLine(ctx)];
   const firstTime = recentIds(1000);
-  let since = cursorOf(ctx, device);
+  // Where its stream starts again: after the last notification it received.
+  let since = device.cursor ?? "";
   const keepPlace = placeKeeper(ctx, device);
   const heardFrom = silenceWatch(keepaliveIntervalOf);
   while (received < limit && !ctx.io.signal?.aborted) {
@@ -232,10 +233,6 @@ function listeningLine(topics: string[] | undefined, limit: number): string {
   const count = Number.isFinite(limit) ? ` (${limit} notification${limit > 1 ? "s" : ""})` : "";
   return `listening for ${what}${count}; Ctrl-C stops\n`;
 }
-
-/** Where the device's stream starts again: after the last notification it received. */
-const cursorOf = (ctx: Context, device: SavedDevice) =>
-  savedDevices(ctx.config.load(), ctx.url).find((d) => d.id === device.id)?.cursor ?? "";
 
 /**
  * Saves where the device is in its stream, for the next listen. One that cannot be saved (a
