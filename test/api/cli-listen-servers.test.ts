@@ -98,6 +98,10 @@ describe("listen at another server than the saved login's", () => {
     );
     expect(again.title).toBe("first again");
     expect(again.stderr).not.toContain("registered");
+    // `devices list` marks this machine's device with `*`, as `tokens list` marks its token.
+    const listed = await cli(["devices", "list"], { home: h });
+    expect(listed.stdout).toMatch(new RegExp(`^${mine?.id} \\* `, "m"));
+    expect(listed.stdout.match(/ \* /g)).toHaveLength(1);
 
     // Logging out ends the login's device; the other server's, made with HERALD_TOKEN, stays.
     const out = await cli(["logout"], { home: h });

@@ -5,6 +5,7 @@ import { quietHoursText } from "../../domain/quiet-hours.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
+import { savedDevices } from "../saved-devices.ts";
 
 /** A device's full id from what was typed (a unique prefix will do). */
 async function deviceId(ctx: Context, typed: string): Promise<string> {
@@ -18,7 +19,7 @@ async function deviceId(ctx: Context, typed: string): Promise<string> {
 export const devices: Command[] = [
   {
     name: "devices list",
-    summary: "list your devices",
+    summary: "list your devices (* marks this machine's, which `herald listen` registered)",
     usage: "herald devices list",
     options: {},
     example: "herald devices list",
@@ -26,11 +27,13 @@ export const devices: Command[] = [
       const { devices } = await ctx
         .client(DeviceService)
         .listDevices({}, { headers: ctx.headers(ctx.ownerToken) });
+      // `*`: this machine's (`herald listen`'s), as `tokens list` marks this machine's token.
+      const mine = new Set(savedDevices(ctx.config.load(), ctx.url).map((d) => d.id));
       ctx.out(
         table([
           ["ID", "NAME", "PLATFORM", "TOKEN", "ENABLED", "TOPICS", "QUIET HOURS"],
           ...devices.map((d) => [
-            d.id,
+            mine.has(d.id) ? `${d.id} *` : d.id,
             d.name,
             d.platform,
             d.tokenLast4 ? `…${d.tokenLast4}` : "",
