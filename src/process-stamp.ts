@@ -6,7 +6,8 @@
  * (no /proc, as on macOS), is judged by the id alone. The embedded PostgreSQL's `postgres.owner`
  * (db/embedded/owner.ts) and the operators' scratch directories (ops/scratch.ts) use it.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { replaceWhole } from "./whole-file.ts";
 
 export interface Stamp {
   pid: number;
@@ -58,7 +59,8 @@ export function readStamp(file: string): Stamp | undefined {
 /** Stamps `file` with this process. */
 export function stampThisProcess(file: string): void {
   const start = startTimeOf(process.pid);
-  writeFileSync(file, `${process.pid}${start ? ` ${start}` : ""}\n`, { mode: 0o644 });
+  // Whole or not at all (whole-file.ts): a stamp cut short could name another process's id.
+  replaceWhole(file, `${process.pid}${start ? ` ${start}` : ""}\n`, 0o644);
 }
 
 /** Whether the process a stamp file names has ended: a stamp of another process, not alive. */

@@ -1,9 +1,10 @@
 /**
- * Small files written whole or not at all (the CLI's config, the generated key files): the text
- * goes into a new file beside the target, which then takes the target's name. A write that fails
- * half way (a full disk) or a process killed at any point leaves the target as it was, or
- * absent, never cut short. Written in place, a key file cut short by a full disk at the first
- * start stopped every later start at its JSON; a config file cut short lost the CLI's login.
+ * Small files written whole or not at all (the CLI's config, the generated key files, process
+ * stamps): the text goes into a new file beside the target, which then takes the target's name.
+ * A write that fails half way (a full disk) or a process killed at any point leaves the target
+ * as it was, or absent, never cut short. Written in place, a key file cut short by a full disk
+ * at the first start stopped every later start at its JSON; a config file cut short lost the
+ * CLI's login; a stamp cut short named another process's id.
  */
 import { chmodSync, linkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 
