@@ -15,8 +15,9 @@ function viaCopy(file: string, text: string, mode: number, take: (copy: string) 
     writeFileSync(copy, text, { mode });
     chmodSync(copy, mode); // as asked, whatever the umask
     take(copy);
-  } finally {
+  } catch (err) {
     rmSync(copy, { force: true });
+    throw err;
   }
 }
 
@@ -26,18 +27,17 @@ export function replaceWhole(file: string, text: string, mode: number): void {
 }
 
 /**
- * Creates `file` with `text` unless it exists (true when this call created it): of two
- * processes creating it at once, one wins and the other reads the winner's.
+ * Creates `file` with `text` unless it exists: of two processes creating it at once, one wins,
+ * and the other's copy is dropped (it reads the winner's).
  */
-export function createWhole(file: string, text: string, mode: number): boolean {
-  let created = true;
+export function createWhole(file: string, text: string, mode: number): void {
   viaCopy(file, text, mode, (copy) => {
     try {
       linkSync(copy, file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      created = false;
+    } finally {
+      rmSync(copy);
     }
   });
-  return created;
 }

@@ -38,13 +38,6 @@ export function savedDevices(c: SavedConfig, urlInUse: string): SavedDevice[] {
 export const isOf = (d: SavedDevice, r: Receiver) =>
   d.url === r.url && (!d.accountId || !r.accountId || d.accountId === r.accountId);
 
-/** The config with `device` saved (replacing the one of that id), in today's shape. */
-export function withDevice(c: SavedConfig, device: SavedDevice, urlInUse: string): SavedConfig {
-  const { device: _legacy, ...rest } = c;
-  const others = savedDevices(c, urlInUse).filter((d) => d.id !== device.id);
-  return { ...rest, devices: [...others, device] };
-}
-
 /** The config without the devices `gone` picks, in today's shape. */
 export function withoutDevices(
   c: SavedConfig,
@@ -56,6 +49,12 @@ export function withoutDevices(
   return kept.length ? { ...rest, devices: kept } : rest;
 }
 
+/** The config with `device` saved (replacing the one of that id), in today's shape. */
+export function withDevice(c: SavedConfig, device: SavedDevice, urlInUse: string): SavedConfig {
+  const rest = withoutDevices(c, (d) => d.id === device.id, urlInUse);
+  return { ...rest, devices: [...(rest.devices ?? []), device] };
+}
+
 /** The saved login's devices: the ones its logout and its replacement end. */
 export function loginDevices(c: SavedConfig, urlInUse: string): (d: SavedDevice) => boolean {
   const login = { url: c.url ?? urlInUse, accountId: c.accountId };
@@ -63,25 +62,20 @@ export function loginDevices(c: SavedConfig, urlInUse: string): (d: SavedDevice)
 }
 
 /**
- * Whom `herald listen` receives for: the server in use, and the account of the CLI token in use.
- * The saved login's account is known; a token given by `--token` or `HERALD_TOKEN` is asked
- * about, and only when a device of this server is saved (so only then does a listen need its
- * server up before it can wait for it); a device registered is asked about anyway.
+ * Whom `herald listen` receives for, as the config file `file` and the command say: the server in
+ * use, and the account of the CLI token in use. The saved login's account is known (but for a
+ * login saved before logins kept it); a token given by `--token` or `HERALD_TOKEN` is asked
+ * about (`GetAccount`).
  */
-export async function receiverInUse(ctx: Context): Promise<Receiver> {
-  const file = ctx.config.load();
+export async function receiverInUse(ctx: Context, file: SavedConfig): Promise<Receiver> {
   const url = ctx.url;
   const owner = ctx.owner;
-  if (!owner || owner.secret === file.token)
-    return { url, accountId: url === file.url ? file.accountId : undefined };
-  if (!savedDevices(file, url).some((d) => d.url === url)) return { url };
-  return { url, accountId: await accountOfToken(ctx) };
-}
-
-/** The account of the CLI token in use, as its server says. */
-export async function accountOfToken(ctx: Context): Promise<string | undefined> {
+  const known = url === file.url ? file.accountId : undefined;
+  // No token; or the saved login's, whose account is known, or is of another server than this.
+  if (!owner || (owner.secret === file.token && (known || url !== file.url)))
+    return { url, accountId: known };
   const me = await ctx
     .client(AccountService)
     .getAccount({}, { headers: ctx.headers(ctx.ownerToken) });
-  return me.account?.id;
+  return { url, accountId: me.account?.id };
 }

@@ -16,7 +16,6 @@ import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { retryingLine, statusLine } from "../format.ts";
 import {
-  accountOfToken,
   isOf,
   receiverInUse,
   type SavedDevice,
@@ -38,8 +37,9 @@ const receiptsCloseMs = { done: 30_000, stopped: 2_000 };
 
 /** This machine's device for the server and account in use (saved-devices.ts), registered if none. */
 async function ensureDevice(ctx: Context): Promise<SavedDevice> {
-  const receiver = await receiverInUse(ctx);
-  const saved = savedDevices(ctx.config.load(), ctx.url).find((d) => isOf(d, receiver));
+  const file = ctx.config.load();
+  const receiver = await receiverInUse(ctx, file);
+  const saved = savedDevices(file, ctx.url).find((d) => isOf(d, receiver));
   if (saved) return saved;
   const devices = ctx.client(DeviceService);
   const { code } = await devices.createPairingCode({}, { headers: ctx.headers(ctx.ownerToken) });
@@ -51,8 +51,7 @@ async function ensureDevice(ctx: Context): Promise<SavedDevice> {
   const device: SavedDevice = {
     id: signedIn.device?.id as string,
     credential: signedIn.deviceCredential,
-    url: receiver.url,
-    accountId: receiver.accountId ?? (await accountOfToken(ctx)),
+    ...receiver,
   };
   try {
     ctx.config.update((c) => withDevice(c, device, ctx.url));
