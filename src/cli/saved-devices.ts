@@ -38,6 +38,10 @@ export function savedDevices(c: SavedConfig, urlInUse: string): SavedDevice[] {
 export const isOf = (d: SavedDevice, r: Receiver) =>
   d.url === r.url && (!d.accountId || !r.accountId || d.accountId === r.accountId);
 
+/** The saved device `herald listen` uses for a receiver, if this machine has one. */
+export const deviceOf = (c: SavedConfig, r: Receiver): SavedDevice | undefined =>
+  savedDevices(c, r.url).find((d) => isOf(d, r));
+
 /** The config without the devices `gone` picks, in today's shape. */
 export function withoutDevices(
   c: SavedConfig,

@@ -4,7 +4,8 @@
  * one account: a listen uses the one of the server and account it listens as, and registers one
  * only where it has none. Before, the one saved device was presented everywhere: at another
  * server it was refused and forgotten (still signed in where it was made), and with another
- * account's token it received the saved login's notifications.
+ * account's token it received the saved login's notifications. `whoami` names the device the
+ * next listen uses.
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,6 +47,13 @@ async function listenOnce(
   const done = await listening;
   expect(done.code, done.stderr).toBe(0);
   return { title: JSON.parse(done.stdout).title as string, stderr: done.stderr };
+}
+
+/** `herald whoami --json`, as `env` says. */
+async function whoami(h: string, env: Record<string, string> = {}) {
+  const who = await cli(["whoami", "--json"], { home: h, env });
+  expect(who.code, who.stderr).toBe(0);
+  return JSON.parse(who.stdout) as { listen_device_id: string | null };
 }
 
 async function signedOut(server: TestServer, id: string): Promise<boolean> {
@@ -116,10 +124,15 @@ describe("listen at another server than the saved login's", () => {
 describe("listen with another account's token on the same server", () => {
   it("receives that account's notifications, not the saved login's", async () => {
     const h = await loggedIn();
+    // `whoami` says which device the next listen uses: none yet, then the one it registered.
+    const before = await cli(["whoami"], { home: h });
+    expect(before.stdout).toMatch(/^listens +as a new device: herald listen registers/m);
     await listenOnce(h, first, "accounts-a", () =>
       notify(first, { title: "the owner's", topic: "accounts-a" }),
     );
     const owners = saved(h).devices?.[0]?.id;
+    expect(owners).toBeTruthy();
+    expect((await whoami(h)).listen_device_id).toBe(owners);
 
     const other = await newAccount(first, "other-listener@example.com");
     const heard = await listenOnce(
@@ -135,6 +148,9 @@ describe("listen with another account's token on the same server", () => {
     expect(heard.title).toBe("the other's");
     expect(heard.stderr).toContain("registered this machine as device");
     expect(saved(h).devices).toHaveLength(2);
+    const others = saved(h).devices?.find((d) => d.id !== owners)?.id;
+    expect((await whoami(h, { HERALD_TOKEN: other.token })).listen_device_id).toBe(others);
+    expect((await whoami(h)).listen_device_id).toBe(owners);
 
     // The saved login listens on its own device still.
     const mine = await listenOnce(h, first, "accounts-a", () =>

@@ -7,7 +7,7 @@ import type { Command } from "../command.ts";
 import { CliError, type Context, exit, type SavedConfig } from "../context.ts";
 import { expiryOf } from "../format.ts";
 import { retire, sameLogin } from "../retire.ts";
-import { loginDevices, withoutDevices } from "../saved-devices.ts";
+import { deviceOf, loginDevices, withoutDevices } from "../saved-devices.ts";
 
 const spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -217,12 +217,21 @@ export const whoami: Command = {
         : ctx.project
           ? `${ctx.project} (from ${projectSource})`
           : `default (${account?.defaultProjectId})`;
+    // The stream device `herald listen` (and `ack`) would use: the one of this server and the
+    // managing token's account (whose account `account` is: a CLI token publishing is that token).
+    const device = owner && deviceOf(ctx.config.load(), { url: ctx.url, accountId: account?.id });
+    const listens = !owner
+      ? "nothing: herald listen takes a CLI token (herald login)"
+      : device
+        ? `as device ${device.id} (saved by herald listen)`
+        : "as a new device: herald listen registers this machine when first run";
     const lines = [
       `server     ${ctx.url} (${urlSource})`,
       `publishes  with ${describe(publisher)}`,
       `manages    ${owner ? `with ${describe(owner)}` : "nothing: run herald login to manage projects, keys and devices"}`,
       `account    ${account ? `${account.email} (${account.id})` : "not shown to an API key"}`,
       `project    ${project}`,
+      `listens    ${listens}`,
     ];
     if (publisher.kind === "API key" && owner) {
       lines.push(`note       ${publisher.source} is used to publish, not the saved login's token`);
@@ -242,6 +251,7 @@ export const whoami: Command = {
       account_id: account?.id ?? null,
       project:
         publisher.kind === "API key" ? null : (ctx.project ?? account?.defaultProjectId ?? null),
+      listen_device_id: device ? device.id : null,
     });
     return exit.ok;
   },

@@ -16,10 +16,9 @@ import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { retryingLine, statusLine } from "../format.ts";
 import {
-  isOf,
+  deviceOf,
   receiverInUse,
   type SavedDevice,
-  savedDevices,
   withDevice,
   withoutDevices,
 } from "../saved-devices.ts";
@@ -39,7 +38,7 @@ const receiptsCloseMs = { done: 30_000, stopped: 2_000 };
 async function ensureDevice(ctx: Context): Promise<SavedDevice> {
   const file = ctx.config.load();
   const receiver = await receiverInUse(ctx, file);
-  const saved = savedDevices(file, ctx.url).find((d) => isOf(d, receiver));
+  const saved = deviceOf(file, receiver);
   if (saved) return saved;
   const devices = ctx.client(DeviceService);
   const { code } = await devices.createPairingCode({}, { headers: ctx.headers(ctx.ownerToken) });
