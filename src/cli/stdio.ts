@@ -2,7 +2,8 @@
  * The installed CLI's standard input and output as its commands use them (context.ts's `Io`):
  * prompts and single keys on a terminal, standard input read whole, and stdout's drain.
  */
-import { fstatSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { fstatSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { CliError, exit } from "./context.ts";
 
@@ -61,19 +62,64 @@ export async function readStdin(waitMs?: number): Promise<string | undefined> {
 }
 
 /**
+ * Whether this process's group holds its terminal. A background job's (`herald listen &`, or
+ * `bg` after Ctrl-Z) does not, and must leave the terminal alone: setting its mode or reading it
+ * would have the terminal stop the job (SIGTTOU, SIGTTIN), as it stopped `listen &` at once.
+ * Undefined where /proc cannot say (macOS).
+ */
+function foregroundByProc(): boolean | undefined {
+  try {
+    // After the command's name: state, ppid, pgrp, session, tty_nr, tpgid (proc(5)).
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return f[2] === f[5];
+  } catch {
+    return undefined;
+  }
+}
+
+/** As foregroundByProc, or as ps says; when neither can say, the terminal is taken as before. */
+function inForeground(): boolean {
+  const byProc = foregroundByProc();
+  if (byProc !== undefined) return byProc;
+  const ps = spawnSync("ps", ["-o", "pgid=,tpgid=", "-p", String(process.pid)], {
+    encoding: "utf8",
+  });
+  const [pgid, tpgid] = (ps.stdout ?? "").trim().split(/\s+/);
+  return !pgid || pgid === tpgid;
+}
+
+/**
  * Key presses from a terminal, in raw mode while someone listens (Ctrl-C then arrives as a key,
  * not a signal: it aborts as SIGINT would). Ctrl-Z too arrives as a key: the terminal is given
  * back and the job stopped (SIGTSTP to its process group, as the terminal would send), and the
- * keys are taken again when it runs again (`fg`).
+ * keys are taken again when it runs again in the foreground (`fg`). A job in the background
+ * (`&`, `bg`) takes no keys and leaves the terminal as it is (its output still shows); `fg`
+ * gives it them.
  */
 export function keysOnTerminal(abort: AbortController) {
   return (handler: (key: string) => void) => {
-    const raw = () => process.stdin.setRawMode(true);
-    const suspend = () => {
+    let held = false;
+    // (A "data" listener alone would set stdin flowing: it is added only with the terminal.)
+    const take = () => {
+      if (held || !inForeground()) return;
+      held = true;
+      process.stdin.setRawMode(true);
+      process.stdin.on("data", onData);
+      process.stdin.resume();
+    };
+    const release = () => {
+      if (!held) return;
+      held = false;
       process.stdin.setRawMode(false);
+      process.stdin.off("data", onData);
+      process.stdin.pause();
+    };
+    const suspend = () => {
+      release();
       // Discarded when no shell's job control stands above it (an orphaned process group).
       process.kill(0, "SIGTSTP");
-      raw();
+      take();
     };
     const onData = (d: Buffer) => {
       for (const key of d.toString("utf8")) {
@@ -82,15 +128,16 @@ export function keysOnTerminal(abort: AbortController) {
         else handler(key);
       }
     };
-    raw();
-    process.on("SIGCONT", raw);
-    process.stdin.on("data", onData);
-    process.stdin.resume();
+    take();
+    process.on("SIGCONT", take);
+    // A running job brought to the foreground (`fg` after `&`) is sent no SIGCONT: where /proc
+    // makes it cheap, the background job asks twice a second whether it holds the terminal yet.
+    const asking =
+      foregroundByProc() === undefined ? undefined : setInterval(() => held || take(), 500).unref();
     return () => {
-      process.off("SIGCONT", raw);
-      process.stdin.off("data", onData);
-      process.stdin.setRawMode(false);
-      process.stdin.pause();
+      clearInterval(asking);
+      process.off("SIGCONT", take);
+      release();
     };
   };
 }

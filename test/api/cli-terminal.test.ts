@@ -23,13 +23,24 @@ const bin = join(import.meta.dirname, "../../bin/herald.mjs");
 /**
  * `herald ARGS` on a terminal; returns what the terminal showed, and a way to type. `after`:
  * shell commands run after it, in a shell with job control (as a person's is), which then
- * stands between the terminal and herald.
+ * stands between the terminal and herald; with `background`, herald runs as a job in the
+ * background (`&`) meanwhile.
  */
-function onTerminal(args: string, env: Record<string, string>, after?: string) {
+function onTerminal(
+  args: string,
+  env: Record<string, string>,
+  after?: string,
+  { background = false } = {},
+) {
   const herald = `'${process.execPath}' '${bin}' ${args}`;
+  const then = background ? "&" : ";";
   const child = spawn(
     "script",
-    ["-qfec", after ? `bash -c 'set -m; ${herald}; ${after}'` : `exec ${herald}`, "/dev/null"],
+    [
+      "-qfec",
+      after ? `bash -c 'set -m; ${herald} ${then} ${after}'` : `exec ${herald}`,
+      "/dev/null",
+    ],
     {
       env: { ...process.env, HERALD_URL: server.url, TERM: "xterm", ...env },
       stdio: ["pipe", "pipe", "pipe"],
@@ -122,6 +133,37 @@ describe("on a terminal", () => {
     t.type("\x03");
     await waitFor(() => t.screen().includes("ended 0"), 5_000);
     expect(t.screen()).toContain("ended 0");
+    expect(await t.exited).toBe(0);
+  });
+
+  it("listen in the background (&) shows what arrives and leaves the keys to the shell; fg gives them", async () => {
+    const h = await loggedIn();
+    const env = { HOME: h, XDG_CONFIG_HOME: join(h, ".config") };
+    const shell = `read -r line; echo "shell read $line"; fg; echo "ended $?"`;
+    const t = onTerminal("listen --topic bg-jobs", env, shell, { background: true });
+    const shows = async (text: string, ms = 10_000) => {
+      await waitFor(() => t.screen().includes(text), ms);
+      expect(t.screen()).toContain(text);
+    };
+    // Before: it set the terminal's mode at once, and the terminal stopped it (SIGTTOU): the
+    // job showed nothing until someone brought it back with fg.
+    await shows("listening for topic bg-jobs");
+    await notify(server, { title: "Built while you typed", topic: "bg-jobs" });
+    await shows("Built while you typed");
+    // What is typed goes to the shell (herald reading it would be stopped by SIGTTIN).
+    t.type("hello\r");
+    await shows("shell read hello");
+    // In the foreground (fg, which sends a running job no SIGCONT), its keys are raw again.
+    await notify(server, {
+      title: "Deploy now?",
+      topic: "bg-jobs",
+      actions: [{ id: "yes", label: "Deploy" }],
+    });
+    await shows("answer: 1 Deploy");
+    t.type("1");
+    await shows("✓ answered: Deploy");
+    t.type("\x03");
+    await shows("ended 0");
     expect(await t.exited).toBe(0);
   });
 
