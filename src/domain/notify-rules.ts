@@ -70,9 +70,45 @@ const prioritySynonyms: Record<string, string> = {
   quiet: "low",
 };
 
+/** Words for the characters of a pattern's class (`a-z0-9_-`), as a person says them. */
+function charactersOf(set: string): string {
+  const words: string[] = [];
+  let rest = set;
+  for (const [range, word] of [
+    ["A-Za-z", "a letter"],
+    ["a-z", "a lowercase letter"],
+    ["0-9", "a digit"],
+  ] as const) {
+    if (rest.includes(range)) {
+      words.push(word);
+      rest = rest.replace(range, "");
+    }
+  }
+  words.push(...[...rest.replace(/\\/g, "")].map((c) => `"${c}"`));
+  return `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
+}
+
+/**
+ * A pattern of one character class (`^[a-z0-9_-]{1,64}$`: topics, keys, action ids) in words,
+ * with the value lowercased as a suggestion where that fits; other patterns as protovalidate
+ * says them (`does not match regex pattern …`).
+ */
+function explainPattern(message: string, given: unknown): string {
+  const m = /`\^\[([^\]]+)\]\{(\d+),(\d+)\}\$`/.exec(message);
+  if (!m) return message;
+  const [, set, min, max] = m as unknown as [string, string, string, string];
+  const length = min === "0" ? `at most ${max}` : `${min} to ${max}`;
+  const said = `must be ${length} characters, each ${charactersOf(set)}`;
+  if (typeof given !== "string") return said;
+  const lower = given.toLowerCase();
+  const fits = new RegExp(`^[${set}]{${min},${max}}$`, "u").test(lower);
+  return fits && lower !== given ? `${said} (for "${given}", use "${lower}")` : said;
+}
+
 /**
  * A clearer message for a proto rule's violation: a list rule names its values (protovalidate
- * says `must be in list [, low, normal, high]`), and an unknown priority gets a suggestion.
+ * says `must be in list [, low, normal, high]`), and an unknown priority gets a suggestion; a
+ * pattern of one character class is said in words.
  */
 export function explainViolation(
   field: string,
@@ -80,6 +116,10 @@ export function explainViolation(
   message: string,
   request: unknown,
 ): string {
+  const given = (request as Record<string, unknown>)[
+    field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
+  ];
+  if (ruleId === "string.pattern") return explainPattern(message, given);
   if (ruleId !== "string.in") return message;
   const values =
     /\[(.*)\]/
@@ -88,7 +128,6 @@ export function explainViolation(
       .map((v) => v.trim())
       .filter((v) => v !== "") ?? [];
   if (values.length === 0) return message;
-  const given = (request as Record<string, unknown>)[field];
   const suggestion =
     field === "priority" && typeof given === "string"
       ? prioritySynonyms[given.toLowerCase()]

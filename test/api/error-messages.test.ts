@@ -28,6 +28,41 @@ describe("errors that say what to do", () => {
     ]);
   });
 
+  it("a topic, a replace key or an action id out of its characters is told them in words", async () => {
+    const res = await notify(server, {
+      title: "t",
+      topic: "Deploys",
+      replace_key: "web server",
+      actions: [{ id: "ok!", label: "OK" }],
+    });
+    expect(res.status).toBe(400);
+    // Before: `does not match regex pattern ^[a-z0-9_-]{0,64}$`, the proto's pattern as it is.
+    expect(res.json.errors).toEqual([
+      {
+        field: "topic",
+        message:
+          'must be at most 64 characters, each a lowercase letter, a digit, "_" or "-" (for "Deploys", use "deploys")',
+      },
+      {
+        field: "actions[0].id",
+        message: 'must be 1 to 64 characters, each a letter, a digit, "_", "." or "-"',
+      },
+      {
+        field: "replace_key",
+        message: 'must be 1 to 64 characters, each a lowercase letter, a digit, "_" or "-"',
+      },
+    ]);
+  });
+
+  it("a click_url of another scheme is told so once", async () => {
+    const res = await notify(server, { title: "t", click_url: "ftp://example.com/x" });
+    expect(res.status).toBe(400);
+    // Before: twice, by the proto's rule and again by the public-URL rule.
+    expect(res.json.errors).toEqual([
+      { field: "click_url", message: "must be an http or https URL" },
+    ]);
+  });
+
   it("a write-only key reading history is told the scope it lacks and how to get one", async () => {
     const { apiKey } = await addKey(server, server.projectId, ["write"]);
     const res = await fetch(`${server.url}/v1/notifications`, {

@@ -53,7 +53,12 @@ export function createValidateInterceptor(rules: Record<string, DomainRule>): In
         });
       }
     }
-    violations.push(...(rules[rpcName(req.method)]?.(req.message, req.header) ?? []));
+    const more = rules[rpcName(req.method)]?.(req.message, req.header) ?? [];
+    if (more.length > 0) {
+      // A domain rule may say again what a proto rule said (click_url's scheme): said once.
+      const said = new Set(violations.map((v) => `${v.field}\n${v.message}`));
+      violations.push(...more.filter((v) => !said.has(`${v.field}\n${v.message}`)));
+    }
     if (violations.length > 0) {
       // Every violation in the message too: gRPC tools show the message, the details only as bytes.
       const each = violations.map((v) => `${v.field || "body"} ${v.message}`).join("; ");
