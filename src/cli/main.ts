@@ -124,8 +124,54 @@ function withoutCommand(head: string[], io: Io): number {
     io.stdout(help());
     return exit.ok;
   }
-  io.stderr(`herald: unknown command ${JSON.stringify(head.slice(0, 2).join(" "))}\n\n${help()}`);
+  io.stderr(`herald: ${unknownCommand(head)}\n`);
   return exit.usage;
+}
+
+/** Edits (insert, delete, change) from `a` to `b`: how far a typo is from a name. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const change = a[i - 1] === b[j - 1] ? 0 : 1;
+      next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + change);
+    }
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}
+
+/** The name among `names` nearest a typo of it (two edits at most, and half of it at most). */
+function nearest(typo: string, names: string[]): string | undefined {
+  const close = names
+    .map((n) => ({ n, d: distance(typo.toLowerCase(), n) }))
+    .filter((x) => x.d <= Math.min(2, Math.floor(x.n.length / 2)))
+    .sort((x, y) => x.d - y.d);
+  return close[0]?.n;
+}
+
+/**
+ * What to say of a command that is not one: of a group (`keys frob`), what the group takes; of a
+ * typo (`notfy`), the nearest command. Before, the whole help followed, the line above it.
+ */
+function unknownCommand(head: string[]): string {
+  const [first = "", second] = head;
+  const group = commands
+    .filter((c) => c.name.startsWith(`${first} `))
+    .map((c) => c.name.slice(first.length + 1));
+  if (group.length > 0) {
+    const near = second === undefined ? undefined : nearest(second, group);
+    const what =
+      second === undefined
+        ? `"herald ${first}" needs one of`
+        : `unknown command "${first} ${second}"; ${first} takes`;
+    const hint = near ? `; did you mean "herald ${first} ${near}"?` : "";
+    return `${what}: ${group.join(", ")}${hint}`;
+  }
+  const near = nearest(first, [...new Set(commands.map((c) => c.name.split(" ")[0] ?? ""))]);
+  const hint = near ? ` did you mean "herald ${near}"?` : "";
+  return `unknown command "${first}";${hint} herald help lists every command`;
 }
 
 export async function runCli(argv: string[], io: Io): Promise<number> {

@@ -51,4 +51,33 @@ describe("the CLI's help", () => {
       expect(out, c.name).toContain(c.example as string);
     }
   });
+
+  it("a command that is not one gets the nearest, or what its group takes, in one line", async () => {
+    const said = async (...argv: string[]) => {
+      let err = "";
+      const code = await runCli(argv, {
+        stdout: () => {},
+        stderr: (s) => {
+          err += s;
+        },
+        readStdin: async () => undefined,
+        isTty: false,
+        env: {},
+      });
+      expect(code).toBe(2);
+      return err;
+    };
+    // Before: `unknown command "notfy hi"`, then the whole help, the line scrolled above it.
+    expect(await said("notfy", "hi")).toBe(
+      'herald: unknown command "notfy"; did you mean "herald notify"? herald help lists every command\n',
+    );
+    expect(await said("lisen")).toContain('did you mean "herald listen"?');
+    expect(await said("devices", "quiett")).toBe(
+      'herald: unknown command "devices quiett"; devices takes: list, rename, quiet, remove, test, pair; did you mean "herald devices quiet"?\n',
+    );
+    expect(await said("keys")).toBe('herald: "herald keys" needs one of: create, list, revoke\n');
+    expect(await said("xyz")).toBe(
+      'herald: unknown command "xyz"; herald help lists every command\n',
+    );
+  });
 });
