@@ -32,6 +32,27 @@ export function need(positionals: string[], n: number, usage: string): string[] 
 }
 
 /**
+ * A flag that takes a whole number from `min` (to `max`): its value, `fallback` when it is not
+ * given, or a usage error naming it. Before, `listen --count abc` listened for ever (NaN), and
+ * `--count 0` stopped at once, saying "(0 notification)".
+ */
+export function wholeFlag(
+  values: Record<string, unknown>,
+  flag: string,
+  { min, max, fallback }: { min: number; max?: number; fallback: number },
+): number {
+  const raw = values[flag];
+  if (raw === undefined) return fallback;
+  const n = typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (n >= min && n <= (max ?? Number.MAX_SAFE_INTEGER)) return n;
+  const range = max === undefined ? `${min} or more` : `${min} to ${max}`;
+  throw new CliError(
+    `--${flag} takes a whole number, ${range}; got ${JSON.stringify(raw)}`,
+    exit.usage,
+  );
+}
+
+/**
  * A resource as `--json` prints it: every field of its message (snake_case, timestamps as RFC
  * 3339, defaults included), so scripts find `created_at`, deliveries and the rest.
  */
@@ -60,7 +81,7 @@ export async function resolveId(
   if (uuid.test(typed)) return typed;
   if (!/^[0-9a-f-]{4,}$/.test(typed)) {
     throw new CliError(
-      `${JSON.stringify(typed)} is not a ${what} id (give at least 4 of its first characters)`,
+      `${JSON.stringify(typed)} is not ${/^[AEIOU]/i.test(what) ? "an" : "a"} ${what} id (give at least 4 of its first characters)`,
       exit.usage,
     );
   }

@@ -5,9 +5,10 @@
  * signal on to its command instead of leaving it running.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliFor, home } from "../helpers/cli.ts";
+import { cliFor, configFile, home } from "../helpers/cli.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { alive } from "../helpers/tree.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -74,6 +75,33 @@ describe("help and version", () => {
     expect(r.stderr).toBe(
       `herald notify: unknown option --prority\nusage: ${"herald notify TITLE [-m MESSAGE] [--topic T] [--priority low|normal|high] [--click-url URL] [--metadata JSON | --meta k=v …] [--ttl SECONDS] [--at TIME | --in DURATION] [--idempotency-key KEY]"}\nmore: herald help notify\n`,
     );
+  });
+});
+
+describe("numbers", () => {
+  it("a count, a limit or a tail that is not a whole number in range is a usage error naming it", async () => {
+    const h = await loggedIn();
+    // Before: `listen --count abc` listened for ever (NaN), `--count 0` stopped at once saying
+    // "(0 notification)", and `webhooks attempts --limit abc` sent NaN to the server.
+    for (const [argv, said] of [
+      [["listen", "--count", "abc"], '--count takes a whole number, 1 or more; got "abc"'],
+      [["listen", "--count=0"], '--count takes a whole number, 1 or more; got "0"'],
+      [["listen", "--count", "1.5"], '--count takes a whole number, 1 or more; got "1.5"'],
+      [["history", "--limit", "101"], '--limit takes a whole number, 1 to 100; got "101"'],
+      [
+        ["webhooks", "attempts", "0a1b", "--limit", "abc"],
+        '--limit takes a whole number, 1 to 100; got "abc"',
+      ],
+      [["run", "--tail", "x", "--", "true"], '--tail takes a whole number, 0 or more; got "x"'],
+    ] as const) {
+      const r = await cli([...argv], { home: h });
+      expect(r.stderr, argv.join(" ")).toBe(`herald: ${said}\n`);
+      expect(r.code, argv.join(" ")).toBe(2);
+    }
+    // Said before a device was registered for the listen.
+    expect(readFileSync(configFile(h), "utf8")).not.toContain("devices");
+    const key = await cli(["keys", "revoke", "nope"], { home: h });
+    expect(key.stderr).toContain('"nope" is not an API key id');
   });
 });
 

@@ -2,8 +2,8 @@
 import { NotificationSchema } from "../../../gen/herald/v1/notification_pb.ts";
 import { NotifyService } from "../../../gen/herald/v1/notify_service_pb.ts";
 import type { Command } from "../command.ts";
-import { CliError, type Context, exit } from "../context.ts";
-import { need, resolveId, resourceJson, shortIds, table, when } from "../format.ts";
+import { type Context, exit } from "../context.ts";
+import { need, resolveId, resourceJson, shortIds, table, when, wholeFlag } from "../format.ts";
 
 /** A push's attempts at its provider; a stream device is not pushed, so it has none to count. */
 const attemptsOf = (d: { platform: string; attempts: number }) =>
@@ -34,9 +34,7 @@ export const history: Command[] = [
     },
     example: "herald history --topic deploys --limit 5",
     async run(ctx, { values }) {
-      const limit = values.limit === undefined ? 20 : Number(values.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-        throw new CliError("--limit must be 1..100", exit.usage);
+      const limit = wholeFlag(values, "limit", { min: 1, max: 100, fallback: 20 });
       const res = await ctx
         .client(NotifyService)
         .listNotifications(

@@ -14,7 +14,7 @@ import { HeraldError } from "../../sdk/errors.ts";
 import { Receipts } from "../../sdk/receipts.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
-import { retryingLine, statusLine } from "../format.ts";
+import { retryingLine, statusLine, wholeFlag } from "../format.ts";
 import {
   deviceOf,
   receiverInUse,
@@ -88,12 +88,13 @@ export const listen: Command = {
   },
   example: "herald listen --topic deploys --exec 'jq -r .title'",
   async run(ctx, { values }) {
-    execTimeoutOf(values); // a usage error before a device is registered
+    // Usage errors before a device is registered.
+    execTimeoutOf(values);
+    const limit = wholeFlag(values, "count", { min: 1, fallback: Number.POSITIVE_INFINITY });
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
     const topics = values.topic as string[] | undefined;
     if (topics) await ctx.client(DeviceService).setTopicFilter({ topics }, auth);
-    const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
     const inbox = ctx.client(InboxService);
     const receipts = new Receipts({
       many: (ids) => inbox.confirmReceipts({ ids }, auth),

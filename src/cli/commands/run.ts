@@ -10,6 +10,7 @@ import { monotonicMs } from "../../domain/clock.ts";
 import { signalExitCode } from "../../ending-signals.ts";
 import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
+import { wholeFlag } from "../format.ts";
 import { redactSecrets } from "../redact.ts";
 import { notificationJson, notifyFlags, notifyInput, notifyOptions, publish } from "./notify.ts";
 
@@ -78,9 +79,7 @@ export const run: Command = {
   async run(ctx, { values, rest }) {
     const [cmd, ...args] = rest;
     if (!cmd) throw new CliError("give the command after --: herald run -- make test", exit.usage);
-    const tail = values.tail === undefined ? 10 : Number(values.tail);
-    if (!Number.isInteger(tail) || tail < 0)
-      throw new CliError("--tail must be a whole number", exit.usage);
+    const tail = wholeFlag(values, "tail", { min: 0, fallback: 10 });
     const started = monotonicMs();
     const { code, endedBy, output } = await runCommand(ctx, cmd, args);
     const seconds = (monotonicMs() - started) / 1000;

@@ -7,7 +7,7 @@ import {
 import { webhookEventTypes } from "../../domain/webhook-events.ts";
 import type { Command } from "../command.ts";
 import { type Context, exit } from "../context.ts";
-import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
+import { confirm, need, resolveId, resourceJson, table, when, wholeFlag } from "../format.ts";
 
 const client = (ctx: Context) => ctx.client(WebhookService);
 const headers = (ctx: Context) => ({ headers: ctx.headers(ctx.publisherSecret) });
@@ -145,9 +145,10 @@ export const webhooks: Command[] = [
     example: "herald webhooks attempts 01a20e --limit 5",
     async run(ctx, { positionals, values }) {
       const [typed] = need(positionals, 1, "herald webhooks attempts ID");
+      const pageSize = wholeFlag(values, "limit", { min: 1, max: 100, fallback: 20 });
       const id = await endpointId(ctx, typed as string);
       const { attempts } = await client(ctx).listWebhookAttempts(
-        { endpointId: id, pageSize: values.limit === undefined ? 20 : Number(values.limit) },
+        { endpointId: id, pageSize },
         headers(ctx),
       );
       ctx.out(
