@@ -89,26 +89,39 @@ function charactersOf(set: string): string {
 }
 
 /**
- * A pattern of one character class (`^[a-z0-9_-]{1,64}$`: topics, keys, action ids) in words,
+ * A pattern of one character class (`^[a-z0-9_-]{1,64}$`: topics, keys, action ids), perhaps
+ * after a first character of its own (`^[a-z0-9][a-z0-9_-]{0,62}$`: project names), in words,
  * with the value lowercased as a suggestion where that fits; other patterns as protovalidate
  * says them (`does not match regex pattern …`).
  */
 function explainPattern(message: string, given: unknown): string {
-  const m = /`\^\[([^\]]+)\]\{(\d+),(\d+)\}\$`/.exec(message);
+  const m = /`(\^(?:\[([^\]]+)\])?\[([^\]]+)\]\{(\d+),(\d+)\}\$)`/.exec(message);
   if (!m) return message;
-  const [, set, min, max] = m as unknown as [string, string, string, string];
-  const length = min === "0" ? `at most ${max}` : `${min} to ${max}`;
-  const said = `must be ${length} characters, each ${charactersOf(set)}`;
+  const [, pattern, first, set, min, max] = m as unknown as [
+    string,
+    string,
+    string | undefined,
+    string,
+    string,
+    string,
+  ];
+  const [low, high] = [Number(min), Number(max)].map((n) => n + (first ? 1 : 0)) as [
+    number,
+    number,
+  ];
+  const length = low === 0 ? `at most ${high}` : `${low} to ${high}`;
+  const starting = first ? `, the first ${charactersOf(first)}` : "";
+  const said = `must be ${length} characters, each ${charactersOf(set)}${starting}`;
   if (typeof given !== "string") return said;
   const lower = given.toLowerCase();
-  const fits = new RegExp(`^[${set}]{${min},${max}}$`, "u").test(lower);
+  const fits = new RegExp(pattern, "u").test(lower);
   return fits && lower !== given ? `${said} (for "${given}", use "${lower}")` : said;
 }
 
 /**
  * A clearer message for a proto rule's violation: a list rule names its values (protovalidate
  * says `must be in list [, low, normal, high]`), and an unknown priority gets a suggestion; a
- * pattern of one character class is said in words.
+ * pattern of a character class is said in words.
  */
 export function explainViolation(
   field: string,

@@ -7,6 +7,7 @@ import { ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotifyService } from "../../gen/herald/v1/notify_service_pb.ts";
+import { newAccount } from "../helpers/accounts.ts";
 import { addKey, notify, startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
@@ -50,6 +51,23 @@ describe("errors that say what to do", () => {
       {
         field: "replace_key",
         message: 'must be 1 to 64 characters, each a lowercase letter, a digit, "_" or "-"',
+      },
+    ]);
+  });
+
+  it("a project name is told its characters and its first one", async () => {
+    const { token } = await newAccount(server, "names@example.com");
+    const res = await fetch(`${server.url}/v1/projects`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Deploy-Bot" }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { errors: unknown }).errors).toEqual([
+      {
+        field: "name",
+        message:
+          'must be 1 to 63 characters, each a lowercase letter, a digit, "_" or "-", the first a lowercase letter or a digit (for "Deploy-Bot", use "deploy-bot")',
       },
     ]);
   });
