@@ -96,6 +96,39 @@ describe("listen's lines", () => {
   });
 });
 
+describe("listen's topics", () => {
+  it("without --topic hears every topic again, after a listen with one", async () => {
+    const h = await loggedIn();
+    const narrow = cli(["listen", "--topic", "narrow-only", "--count", "1", "--json"], {
+      home: h,
+    });
+    await devicesListening(server, "narrow-only", 1);
+    await notify(server, { title: "narrow", topic: "narrow-only" });
+    expect((await narrow).code).toBe(0);
+    const [device] = await sql<{ id: string }>(
+      server.databaseUrl,
+      "select id from device where 'narrow-only' = any(topics)",
+    );
+    // Before: the device kept the last --topic, and "listening for every topic" heard only it.
+    const stop = AbortSignal.timeout(15_000);
+    const every = cli(["listen", "--count", "1", "--json"], { home: h, signal: stop });
+    const filter = async () =>
+      (
+        await sql<{ topics: string[] }>(
+          server.databaseUrl,
+          "select topics from device where id = $1",
+          [device?.id],
+        )
+      )[0]?.topics;
+    await waitFor(async () => (await filter())?.length === 0, 10_000);
+    expect(await filter()).toEqual([]);
+    await notify(server, { title: "anything else", topic: "elsewhere" });
+    const heard = await every;
+    expect(heard.stderr).toContain("listening for every topic");
+    expect(JSON.parse(heard.stdout).title).toBe("anything else");
+  });
+});
+
 describe("acknowledging from the terminal", () => {
   it("listen shows what needs acknowledgement; the a key acknowledges it; herald ack does too", async () => {
     const h = await loggedIn();

@@ -94,7 +94,9 @@ export const listen: Command = {
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
     const topics = values.topic as string[] | undefined;
-    if (topics) await ctx.client(DeviceService).setTopicFilter({ topics }, auth);
+    // Without --topic, every topic: the device keeps the filter an earlier listen gave it, and
+    // "listening for every topic" heard only that one.
+    await ctx.client(DeviceService).setTopicFilter({ topics: topics ?? [] }, auth);
     const inbox = ctx.client(InboxService);
     const receipts = new Receipts({
       many: (ids) => inbox.confirmReceipts({ ids }, auth),
