@@ -179,6 +179,37 @@ export const logout: Command = {
 const describe = (c: { secret: string; kind: string; source: string }) =>
   `${c.kind} ${c.secret.slice(0, 7)}… (from ${c.source})`;
 
+/** Where the server in use and the project in use came from, as `whoami` says. */
+function sources(ctx: Context) {
+  const urlSource = ctx.flags.url
+    ? "--url"
+    : ctx.io.env.HERALD_URL
+      ? "HERALD_URL"
+      : ctx.config.load().url
+        ? "saved login"
+        : "default";
+  const projectSource = ctx.flags.project
+    ? "--project"
+    : ctx.io.env.HERALD_PROJECT
+      ? "HERALD_PROJECT"
+      : "herald projects use";
+  return { urlSource, projectSource };
+}
+
+/**
+ * The stream device `herald listen` (and `ack`) would use: the one saved for this server and the
+ * managing token's account (`accountId`: a CLI token that publishes is that token), and so said.
+ */
+function listensAs(ctx: Context, accountId: string | undefined) {
+  const device = ctx.owner ? deviceOf(ctx.config.load(), { url: ctx.url, accountId }) : undefined;
+  const listens = !ctx.owner
+    ? "nothing: herald listen takes a CLI token (herald login)"
+    : device
+      ? `as device ${device.id} (saved by herald listen)`
+      : "as a new device: herald listen registers this machine when first run";
+  return { device, listens };
+}
+
 export const whoami: Command = {
   name: "whoami",
   summary: "show the server, credential, account and project the next command will use",
@@ -190,18 +221,7 @@ export const whoami: Command = {
     const owner = ctx.owner;
     if (!publisher)
       throw new CliError("not logged in: run `herald login`, or set HERALD_API_KEY", exit.auth);
-    const urlSource = ctx.flags.url
-      ? "--url"
-      : ctx.io.env.HERALD_URL
-        ? "HERALD_URL"
-        : ctx.config.load().url
-          ? "saved login"
-          : "default";
-    const projectSource = ctx.flags.project
-      ? "--project"
-      : ctx.io.env.HERALD_PROJECT
-        ? "HERALD_PROJECT"
-        : "herald projects use";
+    const { urlSource, projectSource } = sources(ctx);
     // The account is the owner's, when a CLI token is at hand; an API key shows its project only.
     const token = publisher.kind === "CLI token" ? publisher : owner;
     const account = token
@@ -217,14 +237,7 @@ export const whoami: Command = {
         : ctx.project
           ? `${ctx.project} (from ${projectSource})`
           : `default (${account?.defaultProjectId})`;
-    // The stream device `herald listen` (and `ack`) would use: the one of this server and the
-    // managing token's account (whose account `account` is: a CLI token publishing is that token).
-    const device = owner && deviceOf(ctx.config.load(), { url: ctx.url, accountId: account?.id });
-    const listens = !owner
-      ? "nothing: herald listen takes a CLI token (herald login)"
-      : device
-        ? `as device ${device.id} (saved by herald listen)`
-        : "as a new device: herald listen registers this machine when first run";
+    const { device, listens } = listensAs(ctx, account?.id);
     const lines = [
       `server     ${ctx.url} (${urlSource})`,
       `publishes  with ${describe(publisher)}`,
