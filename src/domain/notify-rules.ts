@@ -88,13 +88,24 @@ function charactersOf(set: string): string {
   return `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
 }
 
+/** The proto's patterns that are not of one character class, in words. */
+const patternWords: Record<string, string> = {
+  "^([01][0-9]|2[0-3]):[0-5][0-9]$": "must be a time of day as HH:MM, from 00:00 to 23:59",
+  "^([a-z0-9][a-z0-9_-]{0,62}/)?([a-z0-9_-]{1,64}|\\*)$":
+    'must be a topic ("deploys"), a project\'s topic ("ci/deploys"), or * for every topic ("ci/*" for a project\'s)',
+  "^$|^[0-9a-f-]{36}$": "must be a notification's id (36 characters), or empty",
+};
+
 /**
  * A pattern of one character class (`^[a-z0-9_-]{1,64}$`: topics, keys, action ids), perhaps
  * after a first character of its own (`^[a-z0-9][a-z0-9_-]{0,62}$`: project names), in words,
- * with the value lowercased as a suggestion where that fits; other patterns as protovalidate
- * says them (`does not match regex pattern …`).
+ * with the value lowercased as a suggestion where that fits; the others by `patternWords` (a
+ * unit test holds every pattern in proto/ to having words).
  */
-function explainPattern(message: string, given: unknown): string {
+export function explainPattern(message: string, given: unknown): string {
+  const whole = /`(.*)`/.exec(message)?.[1];
+  const words = whole === undefined ? undefined : patternWords[whole];
+  if (words !== undefined) return words;
   const m = /`(\^(?:\[([^\]]+)\])?\[([^\]]+)\]\{(\d+),(\d+)\}\$)`/.exec(message);
   if (!m) return message;
   const [, pattern, first, set, min, max] = m as unknown as [

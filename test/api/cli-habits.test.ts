@@ -78,7 +78,16 @@ describe("help and version", () => {
   });
 });
 
-describe("numbers", () => {
+describe("what a flag takes", () => {
+  it("a --topic of listen out of its characters is told them, not the regular expression", async () => {
+    const h = await loggedIn();
+    const r = await cli(["listen", "--topic", "Deploys"], { home: h });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `topics[0]: must be a topic ("deploys"), a project's topic ("ci/deploys"), or * for every topic ("ci/*" for a project's)`,
+    );
+  });
+
   it("a count, a limit or a tail that is not a whole number in range is a usage error naming it", async () => {
     const h = await loggedIn();
     // Before: `listen --count abc` listened for ever (NaN), `--count 0` stopped at once saying

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { explainPattern } from "../../../src/domain/notify-rules.ts";
 import { nativeRegexMatch } from "../../../src/server/interceptors/validate.ts";
 
 const protoDir = join(import.meta.dirname, "../../../proto/herald/v1");
@@ -14,7 +15,11 @@ const patterns = [
     readdirSync(protoDir)
       .filter((f) => f.endsWith(".proto"))
       .flatMap((f) =>
-        [...readFileSync(join(protoDir, f), "utf8").matchAll(/pattern = "((?:[^"\\]|\\.)*)"/g)].map(
+        [
+          ...readFileSync(join(protoDir, f), "utf8").matchAll(
+            /pattern(?: =|:) "((?:[^"\\]|\\.)*)"/g,
+          ),
+        ].map(
           // The proto string's escapes (\\* is a regex's \*).
           (m) => JSON.parse(`"${m[1]}"`) as string,
         ),
@@ -38,6 +43,15 @@ describe("nativeRegexMatch", () => {
     expect(nativeRegexMatch("^([a-z0-9][a-z0-9_-]{0,62}/)?([a-z0-9_-]{1,64}|\\*)$", "*")).toBe(
       true,
     );
+  });
+
+  it("each has words for a person: a field out of its pattern is not told the regular expression", () => {
+    for (const p of patterns) {
+      const raw = `does not match regex pattern \`${p}\``;
+      const said = explainPattern(raw, "?");
+      expect(said, p).toMatch(/^must be /);
+      expect(said, p).not.toContain(p);
+    }
   });
 
   it("refuses patterns whose matching could backtrack", () => {
