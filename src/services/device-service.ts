@@ -21,6 +21,7 @@ import type { LoginLimiter } from "../domain/login-limiter.ts";
 import { recordOf } from "../domain/notification.ts";
 import { pushEndpointProblem } from "../domain/push-endpoint.ts";
 import { knownTimeZone, minutesOf, type QuietHours } from "../domain/quiet-hours.ts";
+import { storedTopicFilter } from "../domain/topic-filter.ts";
 import { formatUserCode } from "../domain/user-codes.ts";
 import { heraldError } from "../errors.ts";
 import { deviceToProto } from "./mappers.ts";
@@ -145,7 +146,7 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
     async setTopicFilter(req, ctx) {
       const p = principalOf(ctx);
       await self(p.accountId, p.credentialId);
-      const device = await devices.setTopics(p.credentialId, req.topics);
+      const device = await devices.setTopics(p.credentialId, storedTopicFilter(req.topics));
       return { device: deviceToProto(device) };
     },
 

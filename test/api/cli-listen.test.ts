@@ -12,7 +12,14 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationSchema } from "../../gen/herald/v1/notification_pb.ts";
 import { formatNotification } from "../../src/cli/commands/listen.ts";
-import { cliFor, devicesListening, herald, spawnCli, streamOpen } from "../helpers/cli.ts";
+import {
+  cliFor,
+  configFile,
+  devicesListening,
+  herald,
+  spawnCli,
+  streamOpen,
+} from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { body, type JsonBody, rpcCalls } from "../helpers/http.ts";
 import { notify, startServer, type TestServer } from "../helpers/server.ts";
@@ -126,6 +133,33 @@ describe("listen's topics", () => {
     const heard = await every;
     expect(heard.stderr).toContain("listening for every topic");
     expect(JSON.parse(heard.stdout).title).toBe("anything else");
+  });
+});
+
+describe("listen --topic '*'", () => {
+  it("hears every topic: the device's filter is stored empty", async () => {
+    const h = await loggedIn();
+    let said = "";
+    const star = cli(["listen", "--topic", "*", "--count", "1", "--json"], {
+      home: h,
+      signal: AbortSignal.timeout(15_000),
+      onStderr: (s) => {
+        said += s;
+      },
+    });
+    // Said once its filter is set.
+    await waitFor(() => said.includes("listening for topic *"), 10_000);
+    const id = JSON.parse(readFileSync(configFile(h), "utf8")).devices[0].id as string;
+    const [row] = await sql<{ topics: string[] }>(
+      server.databaseUrl,
+      "select topics from device where id = $1",
+      [id],
+    );
+    // Before: stored as ['*'], which the fan-out matched to no topic: nothing new was heard.
+    expect(row?.topics).toEqual([]);
+    await notify(server, { title: "any topic at all", topic: "star-topic" });
+    const heard = await star;
+    expect(JSON.parse(heard.stdout).title).toBe("any topic at all");
   });
 });
 

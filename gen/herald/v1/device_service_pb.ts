@@ -268,7 +268,7 @@ export const RegisterChannelResponseSchema: GenMessage<RegisterChannelResponse> 
  */
 export type SetTopicFilterRequest = Message<"herald.v1.SetTopicFilterRequest"> & {
   /**
-   * `project/topic`, `project/*` or `topic`; empty means everything.
+   * `project/topic`, `project/*` or `topic`; empty, or `*` alone, means everything (stored empty).
    *
    * @generated from field: repeated string topics = 1;
    */
