@@ -133,6 +133,8 @@ describe("listen's topics", () => {
     const heard = await every;
     expect(heard.stderr).toContain("listening for every topic");
     expect(JSON.parse(heard.stdout).title).toBe("anything else");
+    // Signed out: a device of every topic would receive the later tests' notifications too.
+    expect((await cli(["logout"], { home: h })).code).toBe(0);
   });
 });
 
@@ -160,6 +162,7 @@ describe("listen --topic '*'", () => {
     await notify(server, { title: "any topic at all", topic: "star-topic" });
     const heard = await star;
     expect(JSON.parse(heard.stdout).title).toBe("any topic at all");
+    expect((await cli(["logout"], { home: h })).code).toBe(0);
   });
 });
 

@@ -48,7 +48,9 @@ describe("a Python client generated from proto/", () => {
       domain: "herald.dev",
       fields: ["topic"],
     });
-    expect(result.refused.descriptions[0]).toMatch(/pattern/);
+    expect(result.refused.descriptions[0]).toMatch(
+      /^must be at most 64 characters, each a lowercase letter/,
+    );
     expect(result.unauthenticated).toMatchObject({
       code: "UNAUTHENTICATED",
       reason: "unauthenticated",
