@@ -138,6 +138,49 @@ describe("listen's topics", () => {
   });
 });
 
+describe("two listens on one machine", () => {
+  it("one with --topic shows only its topics, though the other widened the device's filter", async () => {
+    const h = await loggedIn();
+    const stopA = new AbortController();
+    let [saidA, shownA, saidB] = ["", "", ""];
+    const a = cli(["listen", "--topic", "default/only-mine", "--json"], {
+      home: h,
+      signal: AbortSignal.any([stopA.signal, AbortSignal.timeout(20_000)]),
+      onStderr: (s) => {
+        saidA += s;
+      },
+      onStdout: (s) => {
+        shownA += s;
+      },
+    });
+    await waitFor(() => saidA.includes("listening for topic default/only-mine"), 10_000);
+    expect(saidA).toContain("listening for topic default/only-mine");
+    // Another listen on the machine, of every topic: the device (theirs too) now hears them all.
+    const b = cli(["listen", "--count", "1", "--json"], {
+      home: h,
+      signal: AbortSignal.timeout(15_000),
+      onStderr: (s) => {
+        saidB += s;
+      },
+    });
+    await waitFor(() => saidB.includes("listening for every topic"), 10_000);
+    await notify(server, { title: "someone else's", topic: "not-mine" });
+    expect(JSON.parse((await b).stdout).title).toBe("someone else's");
+    await notify(server, { title: "mine", topic: "only-mine" });
+    await waitFor(() => shownA.includes('"mine"'), 10_000);
+    stopA.abort();
+    await a;
+    // Before: the --topic listen showed (and ran its --exec on) the other topic too.
+    expect(
+      shownA
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).title),
+    ).toEqual(["mine"]);
+    expect((await cli(["logout"], { home: h })).code).toBe(0);
+  });
+});
+
 describe("listen --topic '*'", () => {
   it("hears every topic: the device's filter is stored empty", async () => {
     const h = await loggedIn();

@@ -9,6 +9,7 @@ import { durationMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
+import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
 import { silenceWatch } from "../../domain/stream-silence.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import { Receipts } from "../../sdk/receipts.ts";
@@ -23,6 +24,7 @@ import {
   withoutDevices,
 } from "../saved-devices.ts";
 import { execTimeoutOf, presenter } from "./listen-presenter.ts";
+import { listenTopics } from "./listen-topics.ts";
 
 export { formatNotification } from "./listen-presenter.ts";
 
@@ -94,9 +96,7 @@ export const listen: Command = {
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
     const topics = values.topic as string[] | undefined;
-    // Without --topic, every topic: the device keeps the filter an earlier listen gave it, and
-    // "listening for every topic" heard only that one.
-    await ctx.client(DeviceService).setTopicFilter({ topics: topics ?? [] }, auth);
+    const ours = await listenTopics(ctx, auth, topics);
     const inbox = ctx.client(InboxService);
     const receipts = new Receipts({
       many: (ids) => inbox.confirmReceipts({ ids }, auth),
@@ -110,7 +110,7 @@ export const listen: Command = {
     // Whatever ends it (a count, a stop, a device signed out): the terminal's keys are given
     // back (raw mode off, stdin paused, so the process can exit) and receipts are sent.
     try {
-      await receive(ctx, { auth, device, inbox, limit, receipts, show });
+      await receive(ctx, { auth, device, inbox, limit, ours, receipts, show });
     } finally {
       show.stop();
       await receipts.close(receiptsCloseMs[ctx.io.signal?.aborted ? "stopped" : "done"]);
@@ -153,13 +153,15 @@ interface Receiving {
   device: SavedDevice;
   inbox: Client<typeof InboxService>;
   limit: number;
+  /** Of the topics this listen asked for (listen-topics.ts). */
+  ours: (n: Notification) => boolean;
   receipts: Receipts;
   show: ReturnType<typeof presenter>;
 }
 
 /** Reads the device's stream until `limit` notifications, a stop, or a device signed out (thrown). */
 async function receive(ctx: Context, r: Receiving): Promise<void> {
-  const { auth, device, inbox, limit, receipts, show } = r;
+  const { auth, device, inbox, limit, ours, receipts, show } = r;
   let [received, backoff, lost, status] = [0, 500, false, statusLine(ctx)];
   const firstTime = recentIds(1000);
   // Where its stream starts again: after the last notification it received.
@@ -184,6 +186,7 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
           continue;
         }
         const n = msg.event.value;
+        if (!ours(n)) continue;
         // At least once until acknowledged: one shown whose acknowledgement was lost comes again.
         // Its receipt still on its way, it was shown: a catch-up after a reconnect sends it again.
         const fresh = !receipts.has(n.id) && firstTime(n.id);
