@@ -103,13 +103,21 @@ const patternWords: Record<string, string> = {
  * unit test holds every pattern in proto/ to having words).
  */
 export function explainPattern(message: string, given: unknown): string {
-  const whole = /`(.*)`/.exec(message)?.[1];
-  const words = whole === undefined ? undefined : patternWords[whole];
-  if (words !== undefined) return words;
-  const m = /`(\^(?:\[([^\]]+)\])?\[([^\]]+)\]\{(\d+),(\d+)\}\$)`/.exec(message);
-  if (!m) return message;
-  const [, pattern, first, set, min, max] = m as unknown as [
-    string,
+  const pattern = /`(.*)`/.exec(message)?.[1];
+  if (pattern === undefined) return message;
+  const said = patternWords[pattern] ?? classInWords(pattern);
+  if (said === undefined) return message;
+  if (typeof given !== "string") return said;
+  const lower = given.toLowerCase();
+  const fits = new RegExp(pattern, "u").test(lower);
+  return fits && lower !== given ? `${said} (for "${given}", use "${lower}")` : said;
+}
+
+/** `^[a-z0-9_-]{1,64}$` (or with a first character of its own) in words; undefined if not so. */
+function classInWords(pattern: string): string | undefined {
+  const m = /^\^(?:\[([^\]]+)\])?\[([^\]]+)\]\{(\d+),(\d+)\}\$$/.exec(pattern);
+  if (!m) return undefined;
+  const [, first, set, min, max] = m as unknown as [
     string,
     string | undefined,
     string,
@@ -122,11 +130,22 @@ export function explainPattern(message: string, given: unknown): string {
   ];
   const length = low === 0 ? `at most ${high}` : `${low} to ${high}`;
   const starting = first ? `, the first ${charactersOf(first)}` : "";
-  const said = `must be ${length} characters, each ${charactersOf(set)}${starting}`;
-  if (typeof given !== "string") return said;
-  const lower = given.toLowerCase();
-  const fits = new RegExp(pattern, "u").test(lower);
-  return fits && lower !== given ? `${said} (for "${given}", use "${lower}")` : said;
+  return `must be ${length} characters, each ${charactersOf(set)}${starting}`;
+}
+
+/** The value a violation's path (`topic`, `topics[0]`, `actions[1].id`) names in the request. */
+function valueAt(request: unknown, path: string): unknown {
+  let at = request;
+  for (const step of path.split(/[.[\]]+/).filter(Boolean)) {
+    const key = /^\d+$/.test(step)
+      ? Number(step)
+      : step.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    at =
+      at === null || typeof at !== "object"
+        ? undefined
+        : (at as Record<string | number, unknown>)[key];
+  }
+  return at;
 }
 
 /**
@@ -140,9 +159,7 @@ export function explainViolation(
   message: string,
   request: unknown,
 ): string {
-  const given = (request as Record<string, unknown>)[
-    field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
-  ];
+  const given = valueAt(request, field);
   if (ruleId === "string.pattern") return explainPattern(message, given);
   if (ruleId !== "string.in") return message;
   const values =

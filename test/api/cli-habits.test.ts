@@ -84,7 +84,7 @@ describe("what a flag takes", () => {
     const r = await cli(["listen", "--topic", "Deploys"], { home: h });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
-      `topics[0]: must be a topic ("deploys"), a project's topic ("ci/deploys"), or * for every topic ("ci/*" for a project's)`,
+      `topics[0]: must be a topic ("deploys"), a project's topic ("ci/deploys"), or * for every topic ("ci/*" for a project's) (for "Deploys", use "deploys")`,
     );
   });
 
