@@ -1,7 +1,7 @@
 /**
- * A device's topic filter: empty admits everything (as does `*`, stored as empty); otherwise a notification is admitted when
- * the filter names its topic, `project/topic`, or `project/*`. The fan-out statement
- * (db/notifications/fan-out.ts) applies the same rule in SQL.
+ * A device's topic filter: empty admits everything (as does `*`, stored as empty); otherwise a
+ * notification is admitted when the filter names its topic, `project/topic`, or `project/*`. The
+ * fan-out statement (db/notifications/fan-out.ts) applies the same rule in SQL.
  */
 export function topicAdmits(filter: readonly string[], project: string, topic: string): boolean {
   if (filter.length === 0) return true;

@@ -180,12 +180,12 @@ const describe = (c: { secret: string; kind: string; source: string }) =>
   `${c.kind} ${c.secret.slice(0, 7)}… (from ${c.source})`;
 
 /** Where the server in use and the project in use came from, as `whoami` says. */
-function sources(ctx: Context) {
+function sources(ctx: Context, file: SavedConfig) {
   const urlSource = ctx.flags.url
     ? "--url"
     : ctx.io.env.HERALD_URL
       ? "HERALD_URL"
-      : ctx.config.load().url
+      : file.url
         ? "saved login"
         : "default";
   const projectSource = ctx.flags.project
@@ -200,8 +200,8 @@ function sources(ctx: Context) {
  * The stream device `herald listen` (and `ack`) would use: the one saved for this server and the
  * managing token's account (`accountId`: a CLI token that publishes is that token), and so said.
  */
-function listensAs(ctx: Context, accountId: string | undefined) {
-  const device = ctx.owner ? deviceOf(ctx.config.load(), { url: ctx.url, accountId }) : undefined;
+function listensAs(ctx: Context, file: SavedConfig, accountId: string | undefined) {
+  const device = ctx.owner ? deviceOf(file, { url: ctx.url, accountId }) : undefined;
   const listens = !ctx.owner
     ? "nothing: herald listen takes a CLI token (herald login)"
     : device
@@ -221,7 +221,8 @@ export const whoami: Command = {
     const owner = ctx.owner;
     if (!publisher)
       throw new CliError("not logged in: run `herald login`, or set HERALD_API_KEY", exit.auth);
-    const { urlSource, projectSource } = sources(ctx);
+    const file = ctx.config.load();
+    const { urlSource, projectSource } = sources(ctx, file);
     // The account is the owner's, when a CLI token is at hand; an API key shows its project only.
     const token = publisher.kind === "CLI token" ? publisher : owner;
     const account = token
@@ -237,7 +238,7 @@ export const whoami: Command = {
         : ctx.project
           ? `${ctx.project} (from ${projectSource})`
           : `default (${account?.defaultProjectId})`;
-    const { device, listens } = listensAs(ctx, account?.id);
+    const { device, listens } = listensAs(ctx, file, account?.id);
     const lines = [
       `server     ${ctx.url} (${urlSource})`,
       `publishes  with ${describe(publisher)}`,

@@ -11,7 +11,7 @@
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
 import { ProjectService } from "../../../gen/herald/v1/project_service_pb.ts";
-import { namesProjects, storedTopicFilter, topicAdmits } from "../../domain/topic-filter.ts";
+import { namesProjects, topicAdmits } from "../../domain/topic-filter.ts";
 import type { Context } from "../context.ts";
 
 /** Sets the device's filter to `topics` (every topic without them); returns what this listen shows. */
@@ -22,8 +22,9 @@ export async function listenTopics(
 ): Promise<(n: Notification) => boolean> {
   // Without --topic, every topic: before, the device kept the filter an earlier listen gave it,
   // and "listening for every topic" heard only that one.
-  await ctx.client(DeviceService).setTopicFilter({ topics: topics ?? [] }, auth);
-  const filter = storedTopicFilter(topics ?? []);
+  // The filter as the server stored it (`*` alone as the empty filter, each entry once).
+  const { device } = await ctx.client(DeviceService).setTopicFilter({ topics: topics ?? [] }, auth);
+  const filter = device?.topics ?? [];
   if (filter.length === 0) return () => true;
   // `project/topic` names a project: the account's projects, by id, say which.
   const names = new Map<string, string>();
