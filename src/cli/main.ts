@@ -21,6 +21,7 @@ import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
 import { webhooks } from "./commands/webhooks.ts";
 import { Context, describeFailure, exit, type Io } from "./context.ts";
+import { dashValues, flagProblem } from "./flags.ts";
 import { drained, flushed, keysOnTerminal, promptOnTerminal, readStdin } from "./stdio.ts";
 import { stopOnEndingSignals } from "./stopping.ts";
 
@@ -184,10 +185,11 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   if (!command) return withoutCommand(head, io);
   const words = command.name.split(" ").length;
   let parsed: ReturnType<typeof parseArgs>;
+  const options = { ...globalOptions, ...command.options };
   try {
     parsed = parseArgs({
-      args: head.slice(words),
-      options: { ...globalOptions, ...command.options },
+      args: dashValues(head.slice(words), options),
+      options,
       allowPositionals: true,
       strict: true,
     });
@@ -221,19 +223,6 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     }
     io.stderr(`herald: ${failure.message}\n`);
     return failure.exitCode;
-  }
-}
-
-/** Our words for what parseArgs refused. */
-function flagProblem(e: Error & { code?: string }): string {
-  const flag = /'(-{1,2}[^' ]+)/.exec(e.message)?.[1];
-  switch (e.code) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return `unknown option ${flag ?? ""}`.trim();
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      return `${flag ?? "an option"} needs a value`;
-    default:
-      return e.message;
   }
 }
 

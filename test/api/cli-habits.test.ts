@@ -107,6 +107,18 @@ describe("what a flag takes", () => {
       expect(r.stderr, argv.join(" ")).toBe(`herald: ${said}\n`);
       expect(r.code, argv.join(" ")).toBe(2);
     }
+    // A value that begins with "-" is the flag's: before, `--limit -3` said "--limit needs a
+    // value", where the number is what is wrong.
+    for (const [argv, said] of [
+      [["history", "--limit", "-3"], '--limit takes a whole number, 1 to 100; got "-3"'],
+      [["listen", "--count", "-1"], '--count takes a whole number, 1 or more; got "-1"'],
+    ] as const) {
+      const r = await cli([...argv], { home: h });
+      expect(r.stderr, argv.join(" ")).toBe(`herald: ${said}\n`);
+    }
+    // A flag after it is still a flag: its value is missing.
+    const missing = await cli(["history", "--limit", "--json"], { home: h });
+    expect(missing.stderr).toContain("herald history: --limit needs a value\n");
     // Said before a device was registered for the listen.
     expect(readFileSync(configFile(h), "utf8")).not.toContain("devices");
     const key = await cli(["keys", "revoke", "nope"], { home: h });
@@ -141,6 +153,12 @@ describe("standard input", () => {
       title: "Backup done",
       message: "12 GB in 4 min",
     });
+  });
+  it("a message that begins with a dash is sent as typed (before: refused as a missing value)", async () => {
+    const h = await loggedIn();
+    const ok = await cli(["notify", "Freezer", "-m", "-18 °C, as set"], { home: h });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(await get(ok.stdout.trim())).toMatchObject({ message: "-18 °C, as set" });
   });
   it("is left to a shell loop: one notification per line, none swallowed", async () => {
     const env = { HERALD_API_KEY: server.apiKey };
