@@ -139,44 +139,71 @@ describe("listen's topics", () => {
 });
 
 describe("two listens on one machine", () => {
-  it("one with --topic shows only its topics, though the other widened the device's filter", async () => {
+  it("each hears its own topics, whichever started first", async () => {
     const h = await loggedIn();
-    const stopA = new AbortController();
-    let [saidA, shownA, saidB] = ["", "", ""];
-    const a = cli(["listen", "--topic", "default/only-mine", "--json"], {
-      home: h,
-      signal: AbortSignal.any([stopA.signal, AbortSignal.timeout(20_000)]),
-      onStderr: (s) => {
-        saidA += s;
-      },
-      onStdout: (s) => {
-        shownA += s;
-      },
-    });
-    await waitFor(() => saidA.includes("listening for topic default/only-mine"), 10_000);
-    expect(saidA).toContain("listening for topic default/only-mine");
-    // Another listen on the machine, of every topic: the device (theirs too) now hears them all.
-    const b = cli(["listen", "--count", "1", "--json"], {
-      home: h,
-      signal: AbortSignal.timeout(15_000),
-      onStderr: (s) => {
-        saidB += s;
-      },
-    });
-    await waitFor(() => saidB.includes("listening for every topic"), 10_000);
-    await notify(server, { title: "someone else's", topic: "not-mine" });
-    expect(JSON.parse((await b).stdout).title).toBe("someone else's");
-    await notify(server, { title: "mine", topic: "only-mine" });
-    await waitFor(() => shownA.includes('"mine"'), 10_000);
-    stopA.abort();
-    await a;
-    // Before: the --topic listen showed (and ran its --exec on) the other topic too.
-    expect(
-      shownA
+    const lines = (out: string) =>
+      out
         .trim()
         .split("\n")
-        .map((l) => JSON.parse(l).title),
-    ).toEqual(["mine"]);
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).title);
+    const listening = (argv: string[], said: RegExp) => {
+      const stop = new AbortController();
+      const seen = { err: "", out: "" };
+      const done = cli(["listen", ...argv, "--json"], {
+        home: h,
+        signal: AbortSignal.any([stop.signal, AbortSignal.timeout(30_000)]),
+        onStderr: (s) => {
+          seen.err += s;
+        },
+        onStdout: (s) => {
+          seen.out += s;
+        },
+      });
+      return { stop, done, seen, ready: waitFor(() => said.test(seen.err), 10_000) };
+    };
+    // A plain listen first; then one of a topic.
+    const every = listening([], /listening for every topic/);
+    await every.ready;
+    const mine = listening(["--topic", "default/only-mine"], /listening for topic default/);
+    await mine.ready;
+    // Before: the --topic listen narrowed the shared device's filter, so the plain listen no
+    // longer heard other topics.
+    await notify(server, { title: "someone else's", topic: "not-mine" });
+    await notify(server, { title: "mine", topic: "only-mine" });
+    await waitFor(
+      () => lines(every.seen.out).length === 2 && mine.seen.out.includes('"mine"'),
+      10_000,
+    );
+    expect(lines(every.seen.out).sort()).toEqual(["mine", "someone else's"]);
+    // Another plain listen after it: the --topic one still shows only its topics.
+    const later = listening(["--count", "1"], /listening for every topic/);
+    await later.ready;
+    await notify(server, { title: "after", topic: "not-mine" });
+    expect(lines((await later.done).stdout)).toEqual(["after"]);
+    await waitFor(() => lines(every.seen.out).length === 3, 10_000);
+    // The plain one ends: the device's filter is the --topic one's again, and stays so when it
+    // ends too (the machine catches up on that next time).
+    const id = JSON.parse(readFileSync(configFile(h), "utf8")).devices[0].id as string;
+    const filter = async () =>
+      (
+        await sql<{ topics: string[] }>(
+          server.databaseUrl,
+          "select topics from device where id = $1",
+          [id],
+        )
+      )[0]?.topics;
+    expect(await filter()).toEqual([]);
+    every.stop.abort();
+    await every.done;
+    expect(await filter()).toEqual(["default/only-mine"]);
+    mine.stop.abort();
+    await mine.done;
+    expect(await filter()).toEqual(["default/only-mine"]);
+    expect(lines(mine.seen.out)).toEqual(["mine"]);
+    expect(lines(every.seen.out)).toEqual(
+      expect.arrayContaining(["mine", "someone else's", "after"]),
+    );
     expect((await cli(["logout"], { home: h })).code).toBe(0);
   });
 });

@@ -1,30 +1,63 @@
 /**
- * The topics a `herald listen` hears. Its `--topic` (or every topic without it) becomes the
- * device's filter as it starts, so the server queues for this machine what it listens for. The
- * device is this machine's, shared by every listen on it: one started later with other topics
- * widens or narrows the filter for all. So a listen also passes over what arrives outside its
- * own topics, unshown, unconfirmed and its place in the stream unmoved: before, `listen --topic
- * deploys --exec deploy.sh` ran its command on every topic once another `listen` on the machine
- * asked for every topic.
+ * The topics a `herald listen` hears. Listens on one machine share its device, and a device has
+ * one topic filter: so each running listen records its topics (running-listens.ts), and the
+ * filter is set to what they all listen for as each starts and ends. Before, the filter was
+ * whichever started last: a `--topic deploys` listen started while a plain one ran narrowed the
+ * plain one to deploys, and other topics never reached the machine. When none is left running,
+ * the filter stays the last one's, so the server queues for this machine what it last listened
+ * for, and the next listen catches up on it. A listen passes over what arrives outside its own
+ * topics, unshown, unconfirmed and its place in the stream unmoved, so `listen --topic deploys
+ * --exec deploy.sh` never runs its command on another topic.
  */
 
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
 import { ProjectService } from "../../../gen/herald/v1/project_service_pb.ts";
-import { namesProjects, topicAdmits } from "../../domain/topic-filter.ts";
+import { namesProjects, storedTopicFilter, topicAdmits } from "../../domain/topic-filter.ts";
 import type { Context } from "../context.ts";
+import { runningListens, unionOf } from "../running-listens.ts";
 
-/** Sets the device's filter to `topics` (every topic without them); returns what this listen shows. */
+/** How long an ending listen waits to give the device's filter back to the others. */
+const leaveMs = 2_000;
+
+/**
+ * Records this listen of `topics` (every topic without them) and sets the device's filter for
+ * it and the others running; returns what this listen shows, and `leave` for its end.
+ */
 export async function listenTopics(
   ctx: Context,
-  auth: { headers: Record<string, string> },
+  device: { id: string; auth: { headers: Record<string, string> } },
   topics: string[] | undefined,
-): Promise<(n: Notification) => boolean> {
-  // Without --topic, every topic: before, the device kept the filter an earlier listen gave it,
-  // and "listening for every topic" heard only that one.
-  // The filter as the server stored it (`*` alone as the empty filter, each entry once).
-  const { device } = await ctx.client(DeviceService).setTopicFilter({ topics: topics ?? [] }, auth);
-  const filter = device?.topics ?? [];
+): Promise<{ ours: (n: Notification) => boolean; leave: () => Promise<void> }> {
+  // `*` alone is every topic, each entry once: as the server stores it.
+  const own = storedTopicFilter(topics ?? []);
+  const listens = runningListens(ctx.config.path, device.id);
+  listens.enter(own);
+  const devices = ctx.client(DeviceService);
+  const setFor = async (filters: string[][], options = {}) => {
+    const filter = unionOf(filters);
+    await devices.setTopicFilter({ topics: filter }, { ...device.auth, ...options });
+    return filter.join("\n");
+  };
+  try {
+    // A listen that started meanwhile and set its own: set again with it.
+    if ((await setFor(listens.live())) !== unionOf(listens.live()).join("\n"))
+      await setFor(listens.live());
+  } catch (err) {
+    listens.leave();
+    throw err;
+  }
+  const leave = async () => {
+    listens.leave();
+    const others = listens.live();
+    // The last one leaves the filter as it is: what the machine catches up on next time.
+    if (others.length) await setFor(others, { timeoutMs: leaveMs }).catch(() => undefined);
+  };
+  return { ours: await admits(ctx, own), leave };
+}
+
+/** Whether a notification is of `filter`'s topics. */
+async function admits(ctx: Context, filter: string[]): Promise<(n: Notification) => boolean> {
   if (filter.length === 0) return () => true;
   // `project/topic` names a project: the account's projects, by id, say which.
   const names = new Map<string, string>();

@@ -96,7 +96,7 @@ export const listen: Command = {
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
     const topics = values.topic as string[] | undefined;
-    const ours = await listenTopics(ctx, auth, topics);
+    const { ours, leave } = await listenTopics(ctx, { id: device.id, auth }, topics);
     const inbox = ctx.client(InboxService);
     const receipts = new Receipts({
       many: (ids) => inbox.confirmReceipts({ ids }, auth),
@@ -113,7 +113,8 @@ export const listen: Command = {
       await receive(ctx, { auth, device, inbox, limit, ours, receipts, show });
     } finally {
       show.stop();
-      await receipts.close(receiptsCloseMs[ctx.io.signal?.aborted ? "stopped" : "done"]);
+      const stopped = ctx.io.signal?.aborted ? "stopped" : "done";
+      await Promise.all([receipts.close(receiptsCloseMs[stopped]), leave()]);
     }
     return exit.ok;
   },
