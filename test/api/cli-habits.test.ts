@@ -86,6 +86,8 @@ describe("what a flag takes", () => {
     expect(r.stderr).toContain(
       `topics[0]: must be a topic ("deploys"), a project's topic ("ci/deploys"), or * for every topic ("ci/*" for a project's) (for "Deploys", use "deploys")`,
     );
+    // Refused before a device was registered (and saved) for it.
+    expect(readFileSync(configFile(h), "utf8")).not.toContain("devices");
   });
 
   it("a count, a limit or a tail that is not a whole number in range is a usage error naming it", async () => {

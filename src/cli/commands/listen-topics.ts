@@ -10,12 +10,35 @@
  * --exec deploy.sh` never runs its command on another topic.
  */
 
-import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
+import { create } from "@bufbuild/protobuf";
+import { pathToString } from "@bufbuild/protobuf/reflect";
+import { createValidator } from "@bufbuild/protovalidate";
+import {
+  DeviceService,
+  SetTopicFilterRequestSchema,
+} from "../../../gen/herald/v1/device_service_pb.ts";
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
 import { ProjectService } from "../../../gen/herald/v1/project_service_pb.ts";
+import { explainViolation } from "../../domain/notify-rules.ts";
 import { namesProjects, storedTopicFilter, topicAdmits } from "../../domain/topic-filter.ts";
-import type { Context } from "../context.ts";
+import { CliError, type Context, exit } from "../context.ts";
 import { runningListens, unionOf } from "../running-listens.ts";
+
+/**
+ * Refuses `--topic`s the server would, by the proto's own rules and in the server's words, before
+ * a device is registered for them: before, `listen --topic Deploys` on a new machine registered
+ * (and saved) a device, then was refused.
+ */
+export function checkTopics(topics: string[]): void {
+  const request = create(SetTopicFilterRequestSchema, { topics });
+  const result = createValidator().validate(SetTopicFilterRequestSchema, request);
+  if (result.kind !== "invalid") return;
+  const lines = result.violations.map((v) => {
+    const field = pathToString(v.field);
+    return `  ${field}: ${explainViolation(field, v.ruleId, v.message, request)}`;
+  });
+  throw new CliError(`invalid request:\n${lines.join("\n")}`, exit.usage);
+}
 
 /** How long an ending listen waits to give the device's filter back to the others. */
 const leaveMs = 2_000;

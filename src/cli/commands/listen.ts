@@ -24,7 +24,7 @@ import {
   withoutDevices,
 } from "../saved-devices.ts";
 import { execTimeoutOf, presenter } from "./listen-presenter.ts";
-import { listenTopics } from "./listen-topics.ts";
+import { checkTopics, listenTopics } from "./listen-topics.ts";
 
 export { formatNotification } from "./listen-presenter.ts";
 
@@ -93,9 +93,10 @@ export const listen: Command = {
     // Usage errors before a device is registered.
     execTimeoutOf(values);
     const limit = wholeFlag(values, "count", { min: 1, fallback: Number.POSITIVE_INFINITY });
+    const topics = values.topic as string[] | undefined;
+    if (topics) checkTopics(topics);
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
-    const topics = values.topic as string[] | undefined;
     const { ours, leave } = await listenTopics(ctx, { id: device.id, auth }, topics);
     const inbox = ctx.client(InboxService);
     const receipts = new Receipts({
