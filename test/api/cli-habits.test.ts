@@ -104,6 +104,10 @@ describe("what a flag takes", () => {
         '--limit takes a whole number, 1 to 100; got "abc"',
       ],
       [["run", "--tail", "x", "--", "true"], '--tail takes a whole number, 0 or more; got "x"'],
+      [
+        ["webhooks", "rotate", "0a1b", "--overlap", "1h"],
+        '--overlap takes a whole number, 0 to 604800; got "1h"',
+      ],
     ] as const) {
       const r = await cli([...argv], { home: h });
       expect(r.stderr, argv.join(" ")).toBe(`herald: ${said}\n`);

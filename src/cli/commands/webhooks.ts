@@ -124,8 +124,12 @@ export const webhooks: Command[] = [
     example: "herald webhooks rotate 01a20e --overlap 3600",
     async run(ctx, { positionals, values }) {
       const [typed] = need(positionals, 1, "herald webhooks rotate ID");
+      // Checked before the id is looked up; before, `--overlap 1h` was sent as NaN.
+      const overlap =
+        values.overlap === undefined
+          ? undefined
+          : wholeFlag(values, "overlap", { min: 0, max: 604_800, fallback: 86_400 });
       const id = await endpointId(ctx, typed as string);
-      const overlap = values.overlap === undefined ? undefined : Number(values.overlap);
       const res = await client(ctx).rotateWebhookSecret(
         { id, ...(overlap === undefined ? {} : { overlapSeconds: overlap }) },
         headers(ctx),
