@@ -77,7 +77,7 @@ export const matrix: Record<string, readonly Grant[]> = {
   "herald.v1.DeviceService/GetWebPushKey": publicCall,
   "herald.v1.DeviceService/CreatePairingCode": owner,
   "herald.v1.DeviceService/RegisterChannel": device,
-  "herald.v1.DeviceService/SetTopicFilter": device,
+  "herald.v1.DeviceService/SetTopicFilter": [{ kind: "cliToken" }, { kind: "device" }],
   "herald.v1.DeviceService/SignOutDevice": device,
   "herald.v1.DeviceService/ListDevices": owner,
   "herald.v1.DeviceService/RenameDevice": owner,

@@ -145,9 +145,18 @@ export function createDeviceService(deps: DeviceDeps): ServiceImpl<typeof Device
 
     async setTopicFilter(req, ctx) {
       const p = principalOf(ctx);
-      await self(p.accountId, p.credentialId);
-      const device = await devices.setTopics(p.credentialId, storedTopicFilter(req.topics));
-      return { device: deviceToProto(device) };
+      // A device sets its own (`id` empty or its own); a CLI token any device of the account.
+      const itself = p.kind === "device";
+      if (!itself && req.id === "") throw invalid("id", "must name the device");
+      const id = itself ? p.credentialId : req.id;
+      // A device naming another sets nothing (and learns nothing of it).
+      const another = req.id !== "" && req.id !== id;
+      const device = another
+        ? null
+        : await devices.setTopics(p.accountId, id, storedTopicFilter(req.topics), itself);
+      if (device) return { device: deviceToProto(device) };
+      if (itself && !another) throw heraldError("unauthenticated", "this device is signed out");
+      throw heraldError("not_found", `device ${req.id} not found`);
     },
 
     async signOutDevice(_req, ctx) {

@@ -89,12 +89,12 @@ describe("a device's change", () => {
       const devices = new DeviceRepository(server.orm, testTokenKeys);
       const a = await signInStreamDevice(server.url, "a");
       const b = await signInStreamDevice(server.url, "b");
-      await devices.setTopics(a.id, ["deploys"]);
+      await devices.setTopics(server.accountId, a.id, ["deploys"], true);
       await devices.setQuietHours(server.accountId, a.id, null);
       expect(await devices.signOut(server.accountId, a.id)).toBe(true);
       // Signed out before: nothing changes, and nobody is told.
       expect(await devices.signOut(server.accountId, a.id)).toBe(false);
-      await devices.setTopics(b.id, []);
+      await devices.setTopics(server.accountId, b.id, [], true);
       await waitFor(() => heard.includes(b.id));
       expect(heard).toEqual([a.id, a.id, a.id, b.id]);
     } finally {

@@ -10,6 +10,7 @@ import { DeviceRepository } from "../../src/db/repositories/devices.ts";
 import { HookRepository } from "../../src/db/repositories/hooks.ts";
 import { reencryptSecrets } from "../../src/db/repositories/sealed-secrets.ts";
 import { PushTokenKeyRing } from "../../src/domain/push-token-crypto.ts";
+import { newAccount } from "../helpers/accounts.ts";
 import { sql } from "../helpers/db.ts";
 import { failure } from "../helpers/http.ts";
 import { ownerPassword, startServer, type TestServer, testTokenKeys } from "../helpers/server.ts";
@@ -188,6 +189,56 @@ describe("topic filters and owner management", () => {
     expect(
       (await failure(devices().removeDevice({ id: device?.id as string }, bearer(owner)))).code,
     ).toBe(Code.NotFound);
+  });
+});
+
+describe("a device's topics, set by the owner", () => {
+  it("from a CLI token (a phone's, from the console or the CLI), only of the account's devices", async () => {
+    const phone = await signIn("ios", "pager phone");
+    const id = phone.device?.id as string;
+    const owner = await ownerToken();
+    // REST, as the console and curl send it.
+    const put = (path: string, secret: string, topics: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ topics }),
+      });
+    const set = await put(`/v1/devices/${id}/topics`, owner, ["oncall", "ci/*", "oncall"]);
+    expect(set.status).toBe(200);
+    expect(((await set.json()) as { topics: string[] }).topics).toEqual(["oncall", "ci/*"]);
+    const [row] = await sql<{ topics: string[]; seen: boolean }>(
+      server.databaseUrl,
+      "select topics, coalesce(last_seen_at > now() - interval '1 second', false) as seen from device where id = $1",
+      [id],
+    );
+    expect(row?.topics).toEqual(["oncall", "ci/*"]);
+    // Set by the owner, not by the device: the device was not seen now.
+    expect(row?.seen).toBe(false);
+    // A CLI token names the device; another account's token finds none of ours.
+    const unnamed = await put("/v1/device/topics", owner, ["x"]);
+    expect(unnamed.status).toBe(400);
+    expect(JSON.stringify(await unnamed.json())).toContain('"field":"id"');
+    const stranger = await newAccount(server, "topics-stranger@example.com");
+    expect((await put(`/v1/devices/${id}/topics`, stranger.token, [])).status).toBe(404);
+    // A device sets its own (by its id too), never another's.
+    const other = await signIn("android", "tablet");
+    const others = await failure(
+      devices().setTopicFilter({ id, topics: [] }, bearer(other.deviceCredential)),
+    );
+    expect(others.code).toBe(Code.NotFound);
+    const own = await devices().setTopicFilter(
+      { id: other.device?.id as string, topics: ["deploys"] },
+      bearer(other.deviceCredential),
+    );
+    expect(own.device?.topics).toEqual(["deploys"]);
+    // Nothing of the stranger's or the other device's reached the phone's filter.
+    const [after] = await sql<{ topics: string[] }>(
+      server.databaseUrl,
+      "select topics from device where id = $1",
+      [id],
+    );
+    expect(after?.topics).toEqual(["oncall", "ci/*"]);
   });
 });
 

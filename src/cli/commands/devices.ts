@@ -1,4 +1,4 @@
-/** `herald devices list|rename|quiet|remove|test|pair`: the account's receiving devices. */
+/** `herald devices list|rename|quiet|topics|remove|test|pair`: the account's receiving devices. */
 import { DeviceSchema } from "../../../gen/herald/v1/device_pb.ts";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { quietHoursText } from "../../domain/quiet-hours.ts";
@@ -6,6 +6,7 @@ import type { Command } from "../command.ts";
 import { CliError, type Context, exit } from "../context.ts";
 import { confirm, need, resolveId, resourceJson, table, when } from "../format.ts";
 import { savedDevices } from "../saved-devices.ts";
+import { checkTopics } from "./listen-topics.ts";
 
 /** A device's full id from what was typed (a unique prefix will do). */
 async function deviceId(ctx: Context, typed: string): Promise<string> {
@@ -97,6 +98,35 @@ export const devices: Command[] = [
         .setQuietHours({ id, quietHours }, { headers: ctx.headers(ctx.ownerToken) });
       ctx.out(
         `quiet hours of ${device?.name ?? id}: ${quietHoursText(device?.quietHours) || "none"}`,
+        device ? resourceJson(DeviceSchema, device) : {},
+      );
+      return exit.ok;
+    },
+  },
+  {
+    name: "devices topics",
+    summary: "the topics a device receives (a phone: only the pages, say)",
+    usage: "herald devices topics ID (--topic T … | --all)",
+    options: { topic: { type: "string", multiple: true }, all: { type: "boolean" } },
+    flags: {
+      topic:
+        "T: a topic, project/topic or project/* it receives (repeat it for several); a `herald listen` device takes its own --topic each time it starts",
+      all: "every topic of every project (no filter)",
+    },
+    example: "herald devices topics 01a20e --topic oncall --topic ci/deploys",
+    async run(ctx, { positionals, values }) {
+      const [typed] = need(positionals, 1, "herald devices topics ID (--topic T … | --all)");
+      const topics = values.all === true ? [] : (values.topic as string[] | undefined);
+      if (!topics || (values.all && values.topic)) {
+        throw new CliError("give --topic T (repeat it for several), or --all", exit.usage);
+      }
+      checkTopics(topics);
+      const id = await deviceId(ctx, typed as string);
+      const { device } = await ctx
+        .client(DeviceService)
+        .setTopicFilter({ id, topics }, { headers: ctx.headers(ctx.ownerToken) });
+      ctx.out(
+        `topics of ${device?.name ?? id}: ${device?.topics.join(", ") || "every topic"}`,
         device ? resourceJson(DeviceSchema, device) : {},
       );
       return exit.ok;

@@ -122,11 +122,21 @@ export class DeviceRepository {
     });
   }
 
-  async setTopics(deviceId: string, topics: readonly string[]): Promise<DeviceRow> {
+  /**
+   * Sets a device's topic filter; null when it is not the account's (or signed out). Set `byItself`,
+   * the device was also seen now.
+   */
+  async setTopics(
+    accountId: string,
+    id: string,
+    topics: readonly string[],
+    byItself: boolean,
+  ): Promise<DeviceRow | null> {
     return this.#orm.em.fork().transactional(async (em) => {
-      const device = await em.findOneOrFail(Device, { id: deviceId });
+      const device = await em.findOne(Device, { accountId, id, signedOutAt: null });
+      if (!device) return null;
       device.topics = [...topics];
-      device.lastSeenAt = new Date();
+      if (byItself) device.lastSeenAt = new Date();
       await tell(em, device.id);
       return device;
     });

@@ -73,7 +73,7 @@ describe("the CLI's help", () => {
     );
     expect(await said("lisen")).toContain('did you mean "herald listen"?');
     expect(await said("devices", "quiett")).toBe(
-      'herald: unknown command "devices quiett"; devices takes: list, rename, quiet, remove, test, pair; did you mean "herald devices quiet"?\n',
+      'herald: unknown command "devices quiett"; devices takes: list, rename, quiet, topics, remove, test, pair; did you mean "herald devices quiet"?\n',
     );
     expect(await said("keys")).toBe('herald: "herald keys" needs one of: create, list, revoke\n');
     expect(await said("xyz")).toBe(
