@@ -14,6 +14,7 @@ import { SetupLinkRepository } from "../../src/db/repositories/setup-links.ts";
 import { createWebPushSender } from "../../src/delivery/senders/web-push.ts";
 import { type FakeWebPush, startFakeWebPush } from "../fakes/web-push-server.ts";
 import { chromiumArgs, findChromium } from "../helpers/chromium.ts";
+import { sql } from "../helpers/db.ts";
 import { refusedAt } from "../helpers/http.ts";
 import { defaultTestSenders, startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -456,6 +457,36 @@ describe("the console", () => {
     await row.getByText(`${span.replace("-", "–")} UTC`).waitFor();
     page.on("dialog", (d) => void d.accept());
     await page.screenshot({ path: join(shots, "devices-quiet-hours.png") });
+  });
+
+  it("sets the topics a device receives from the Devices page, and says a bad one in words", async () => {
+    await page.getByRole("link", { name: "Devices" }).click();
+    const row = page.getByRole("row", { name: /Chrome on Linux/ });
+    await row.getByText("every topic", { exact: true }).waitFor({ timeout: 8_000 });
+    const topics = async (typed: string) => {
+      page.removeAllListeners("dialog");
+      page.once("dialog", (d) => {
+        expect(d.message()).toMatch(/^Topics Chrome on Linux receives, separated by spaces/);
+        void d.accept(typed);
+      });
+      await row.getByRole("button", { name: "Topics Chrome on Linux" }).click();
+    };
+    await topics("oncall, web-app/*");
+    await row.getByText("oncall, web-app/*", { exact: true }).waitFor({ timeout: 8_000 });
+    const [stored] = await sql<{ topics: string[] }>(
+      server.databaseUrl,
+      "select topics from device where name = 'Chrome on Linux' and signed_out_at is null",
+    );
+    expect(stored?.topics).toEqual(["oncall", "web-app/*"]);
+    await page.screenshot({ path: join(shots, "devices-topics.png") });
+    // Out of its characters: said in words, nothing changed.
+    await topics("On Call");
+    await page.getByText(/topics\[0\] must be a topic \("deploys"\)/).waitFor({ timeout: 8_000 });
+    await row.getByText("oncall, web-app/*", { exact: true }).waitFor({ timeout: 8_000 });
+    // Every topic again, for the tests after this one.
+    await topics("");
+    await row.getByText("every topic", { exact: true }).waitFor({ timeout: 8_000 });
+    page.on("dialog", (d) => void d.accept());
   });
 
   it("approves a `herald login --device` from its verification page", async () => {

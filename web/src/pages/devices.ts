@@ -1,4 +1,4 @@
-/** The account's receiving devices: list, rename, remove, send a test, pair a phone. */
+/** The account's receiving devices: list, rename, set topics and quiet hours, remove, send a test, pair a phone. */
 import qrcode from "qrcode-generator";
 import type { Device } from "../../../gen/herald/v1/device_pb.ts";
 import { quietHoursText } from "../../../src/domain/quiet-hours.ts";
@@ -124,6 +124,17 @@ async function setQuietHours(d: Device): Promise<void> {
   await api.devices.setQuietHours({ id: d.id, quietHours });
 }
 
+/** Asks for the topics a device receives (a topic, project/topic or project/*), or every topic. */
+async function setTopics(d: Device): Promise<void> {
+  const typed = prompt(
+    `Topics ${d.name} receives, separated by spaces or commas: a topic (deploys), a project's topic (ci/deploys) or all of a project's (ci/*). Empty: every topic.`,
+    d.topics.join(" "),
+  );
+  if (typed === null) return;
+  const topics = typed.split(/[\s,]+/).filter(Boolean);
+  await api.devices.setTopicFilter({ id: d.id, topics });
+}
+
 function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
   const act = (label: string, run: () => Promise<unknown>, cls = "") =>
     actionButton(label, d.name, run, refresh, cls);
@@ -140,6 +151,13 @@ function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
         : h("span", { class: "badge disabled", title: d.disabledReason }, "disabled"),
     ),
     h("td", {}, when(date(d.lastSeenAt))),
+    h(
+      "td",
+      { class: "muted" },
+      ...(d.topics.length
+        ? d.topics.flatMap((t, i) => [...(i ? [", "] : []), h("span", { class: "topic" }, t)])
+        : ["every topic"]),
+    ),
     h("td", { class: "muted" }, quietHoursText(d.quietHours) || "none"),
     h(
       "td",
@@ -148,6 +166,7 @@ function row(d: Device, refresh: () => Promise<void>): HTMLTableRowElement {
         await api.devices.sendTestNotification({ id: d.id });
         toast(`Test sent to ${d.name}`);
       }),
+      act("Topics", () => setTopics(d)),
       act("Quiet hours", () => setQuietHours(d)),
       act("Rename", async () => {
         const name = prompt(`New name for ${d.name}`, d.name);
@@ -181,7 +200,7 @@ route("/devices", {
               {},
               h(
                 "td",
-                { colspan: 6, class: "muted" },
+                { colspan: 7, class: "muted" },
                 "No devices yet: pair one below, or use “Notify me in this browser”.",
               ),
             ),
@@ -201,7 +220,7 @@ route("/devices", {
             h(
               "tr",
               {},
-              ...["Name", "Platform", "State", "Last seen", "Quiet hours", ""].map((t) =>
+              ...["Name", "Platform", "State", "Last seen", "Topics", "Quiet hours", ""].map((t) =>
                 h("th", {}, t),
               ),
             ),
