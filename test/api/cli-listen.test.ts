@@ -147,65 +147,79 @@ describe("two listens on one machine", () => {
         .split("\n")
         .filter(Boolean)
         .map((l) => JSON.parse(l).title);
-    const listening = (argv: string[], said: RegExp) => {
+    const running: { stop: AbortController; done: Promise<unknown> }[] = [];
+    const listening = (argv: string[]) => {
       const stop = new AbortController();
-      const seen = { err: "", out: "" };
+      const seen = { out: "" };
       const done = cli(["listen", ...argv, "--json"], {
         home: h,
-        signal: AbortSignal.any([stop.signal, AbortSignal.timeout(30_000)]),
-        onStderr: (s) => {
-          seen.err += s;
-        },
+        signal: AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]),
         onStdout: (s) => {
           seen.out += s;
         },
       });
-      return { stop, done, seen, ready: waitFor(() => said.test(seen.err), 10_000) };
+      running.push({ stop, done });
+      return { stop, done, seen };
     };
-    // A plain listen first; then one of a topic.
-    const every = listening([], /listening for every topic/);
-    await every.ready;
-    const mine = listening(["--topic", "default/only-mine"], /listening for topic default/);
-    await mine.ready;
-    // Before: the --topic listen narrowed the shared device's filter, so the plain listen no
-    // longer heard other topics.
-    await notify(server, { title: "someone else's", topic: "not-mine" });
-    await notify(server, { title: "mine", topic: "only-mine" });
-    await waitFor(
-      () => lines(every.seen.out).length === 2 && mine.seen.out.includes('"mine"'),
-      10_000,
-    );
-    expect(lines(every.seen.out).sort()).toEqual(["mine", "someone else's"]);
-    // Another plain listen after it: the --topic one still shows only its topics.
-    const later = listening(["--count", "1"], /listening for every topic/);
-    await later.ready;
-    await notify(server, { title: "after", topic: "not-mine" });
-    expect(lines((await later.done).stdout)).toEqual(["after"]);
-    await waitFor(() => lines(every.seen.out).length === 3, 10_000);
-    // The plain one ends: the device's filter is the --topic one's again, and stays so when it
-    // ends too (the machine catches up on that next time).
-    const id = JSON.parse(readFileSync(configFile(h), "utf8")).devices[0].id as string;
+    const device = () => JSON.parse(readFileSync(configFile(h), "utf8")).devices?.[0]?.id as string;
+    /** Until the machine's device has `n` streams open: what is published then reaches each live. */
+    const streams = async (n: number) => {
+      const open = async () =>
+        (
+          await sql<{ n: number }>(
+            server.databaseUrl,
+            "select count(*)::int as n from open_call where kind = 'stream' and device_id::text = $1",
+            [device() ?? ""],
+          )
+        )[0]?.n;
+      await waitFor(async () => (await open()) === n, 15_000);
+      expect(await open()).toBe(n);
+    };
     const filter = async () =>
       (
         await sql<{ topics: string[] }>(
           server.databaseUrl,
           "select topics from device where id = $1",
-          [id],
+          [device()],
         )
       )[0]?.topics;
-    expect(await filter()).toEqual([]);
-    every.stop.abort();
-    await every.done;
-    expect(await filter()).toEqual(["default/only-mine"]);
-    mine.stop.abort();
-    await mine.done;
-    expect(await filter()).toEqual(["default/only-mine"]);
-    expect(lines(mine.seen.out)).toEqual(["mine"]);
-    expect(lines(every.seen.out)).toEqual(
-      expect.arrayContaining(["mine", "someone else's", "after"]),
-    );
-    expect((await cli(["logout"], { home: h })).code).toBe(0);
-  });
+    try {
+      // A plain listen first; then one of a topic.
+      const every = listening([]);
+      await streams(1);
+      const mine = listening(["--topic", "default/only-mine"]);
+      await streams(2);
+      // Before: the --topic listen narrowed the shared device's filter to its topic, so the
+      // plain listen no longer heard the others.
+      expect(await filter()).toEqual([]);
+      await notify(server, { title: "someone else's", topic: "not-mine" });
+      await notify(server, { title: "mine", topic: "only-mine" });
+      await waitFor(() => lines(every.seen.out).length === 2 && lines(mine.seen.out).length === 1);
+      expect(lines(every.seen.out).sort()).toEqual(["mine", "someone else's"]);
+      // Another plain listen while both run: the --topic one still shows only its topics.
+      const later = listening(["--count", "1"]);
+      await streams(3);
+      await notify(server, { title: "after", topic: "not-mine" });
+      expect(lines((await later.done).stdout)).toEqual(["after"]);
+      await waitFor(() => lines(every.seen.out).length === 3);
+      expect(lines(every.seen.out)).toContain("after");
+      // The plain one ends: the device's filter is the --topic one's again, and stays so when
+      // it ends too (the machine catches up on that next time).
+      expect(await filter()).toEqual([]);
+      every.stop.abort();
+      await every.done;
+      expect(await filter()).toEqual(["default/only-mine"]);
+      mine.stop.abort();
+      await mine.done;
+      expect(await filter()).toEqual(["default/only-mine"]);
+      expect(lines(mine.seen.out)).toEqual(["mine"]);
+    } finally {
+      for (const r of running) r.stop.abort();
+      await Promise.all(running.map((r) => r.done));
+      // Signed out: a device of every topic would receive the later tests' notifications too.
+      expect((await cli(["logout"], { home: h })).code).toBe(0);
+    }
+  }, 60_000);
 });
 
 describe("listen --topic '*'", () => {
