@@ -3,10 +3,9 @@
  * the fan-out follows it, `devices list` shows it, and `--all` lifts it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pushDevice } from "../helpers/accounts.ts";
+import { pushDevice, theOwner } from "../helpers/accounts.ts";
 import { cliFor } from "../helpers/cli.ts";
-import { body } from "../helpers/http.ts";
-import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let server: TestServer;
@@ -20,13 +19,7 @@ const { cli, loggedIn, get } = cliFor(() => server);
 
 describe("herald devices topics", () => {
   it("sets a phone's topics, the fan-out follows them, and --all lifts them", async () => {
-    const { token } = await body(
-      await fetch(`${server.url}/v1/auth/login`, {
-        method: "POST",
-        body: JSON.stringify({ email: "owner@example.com", password: ownerPassword }),
-      }),
-    );
-    const owner = { email: "owner@example.com", password: ownerPassword, token: token as string };
+    const owner = await theOwner(server);
     const { deviceId } = await pushDevice(server, owner, "ios", {
       case: "pushToken",
       value: "d1".padStart(64, "0"),

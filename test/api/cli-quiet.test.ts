@@ -3,10 +3,9 @@
  * given or this machine's, lists them, and turns them off; a wrong time zone is said plainly.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pushDevice } from "../helpers/accounts.ts";
+import { pushDevice, theOwner } from "../helpers/accounts.ts";
 import { cliFor } from "../helpers/cli.ts";
-import { body } from "../helpers/http.ts";
-import { ownerPassword, startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -19,13 +18,7 @@ const { cli, loggedIn } = cliFor(() => server);
 
 describe("herald devices quiet", () => {
   it("sets, lists and clears a device's quiet hours", async () => {
-    const { token } = await body(
-      await fetch(`${server.url}/v1/auth/login`, {
-        method: "POST",
-        body: JSON.stringify({ email: "owner@example.com", password: ownerPassword }),
-      }),
-    );
-    const owner = { email: "owner@example.com", password: ownerPassword, token: token as string };
+    const owner = await theOwner(server);
     const { deviceId } = await pushDevice(server, owner, "ios", {
       case: "pushToken",
       value: "c1".padStart(64, "0"),

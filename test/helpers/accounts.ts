@@ -3,7 +3,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { DeviceService } from "../../gen/herald/v1/device_service_pb.ts";
 import { body, type JsonBody, notificationOf } from "./http.ts";
-import type { TestServer } from "./server.ts";
+import { ownerPassword, type TestServer } from "./server.ts";
 
 export interface TestAccount {
   email: string;
@@ -22,6 +22,18 @@ export async function newAccount(
     method: "POST",
     body: JSON.stringify({ email, password }),
   });
+  return logIn(server, email, password);
+}
+
+/** The test server's owner, logged in. */
+export const theOwner = (server: { url: string }) =>
+  logIn(server, "owner@example.com", ownerPassword);
+
+async function logIn(
+  server: { url: string },
+  email: string,
+  password: string,
+): Promise<TestAccount> {
   const { token } = await body(
     await fetch(`${server.url}/v1/auth/login`, {
       method: "POST",
