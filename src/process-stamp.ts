@@ -4,7 +4,8 @@
  * owner's id may since have gone to another program, so a live process that started at another
  * time is not the owner. A stamp without that time (older Herald), or a system that cannot say
  * (no /proc, as on macOS), is judged by the id alone. The embedded PostgreSQL's `postgres.owner`
- * (db/embedded/owner.ts) and the operators' scratch directories (ops/scratch.ts) use it.
+ * (db/embedded/owner.ts), the operators' scratch directories (ops/scratch.ts) and the CLI's
+ * running listens (cli/running-listens.ts) use it.
  */
 import { readFileSync } from "node:fs";
 import { replaceWhole } from "./whole-file.ts";
@@ -56,9 +57,15 @@ export function readStamp(file: string): Stamp | undefined {
   return { pid: Number(pid), start };
 }
 
+/** This process, as a stamp names it. */
+export function thisProcess(): Stamp {
+  const start = startTimeOf(process.pid);
+  return start === undefined ? { pid: process.pid } : { pid: process.pid, start };
+}
+
 /** Stamps `file` with this process. */
 export function stampThisProcess(file: string): void {
-  const start = startTimeOf(process.pid);
+  const { start } = thisProcess();
   // Whole or not at all (whole-file.ts): a stamp cut short could name another process's id.
   replaceWhole(file, `${process.pid}${start ? ` ${start}` : ""}\n`, 0o644);
 }

@@ -1,12 +1,14 @@
 /**
  * The `herald listen`s running on this machine, by device: a small file each, in `listens/`
- * beside the config file, holding its topics. A listen's file goes when it ends; one that was
- * killed is known by its process being gone, and its file is removed by the next listen to look.
+ * beside the config file, holding its topics and its process (process-stamp.ts). A listen's file
+ * goes when it ends; one that was killed is known by its process being gone (or its id now
+ * another program's, started at another time), and its file is removed by the next to look.
  */
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { makeFolders } from "../data-dir.ts";
+import { type Stamp, stampedAlive, thisProcess } from "../process-stamp.ts";
 import { replaceWhole } from "../whole-file.ts";
 
 /** The listens of one device on this machine, this process's among them once it `enter`s. */
@@ -22,7 +24,7 @@ export function runningListens(configPath: string, deviceId: string) {
     enter(topics: string[]): void {
       try {
         makeFolders(dir, 0o700);
-        replaceWhole(own, `${JSON.stringify({ topics })}\n`, 0o600);
+        replaceWhole(own, `${JSON.stringify({ topics, ...thisProcess() })}\n`, 0o600);
       } catch {
         // unrecorded
       }
@@ -46,36 +48,35 @@ export function runningListens(configPath: string, deviceId: string) {
         return found;
       }
       for (const name of names) {
-        const m = /^(.+)\.(\d+)\.[0-9a-f]+\.json$/.exec(name);
-        if (m?.[1] !== deviceId) continue;
+        if (!name.startsWith(`${deviceId}.`) || !name.endsWith(".json")) continue;
         const file = join(dir, name);
-        const topics = topicsIn(file);
-        if (topics && running(Number(m[2]))) found.push(topics);
-        else if (topics) rmSync(file, { force: true });
+        const record = recordIn(file);
+        if (record && running(record)) found.push(record.topics);
+        else if (record) rmSync(file, { force: true });
       }
       return found;
     },
   };
 }
 
-/** A record's topics; undefined when it is not (yet) one, as while it is being written. */
-function topicsIn(file: string): string[] | undefined {
+/** A record: its topics and process; undefined when it is not (yet) one, as while it is written. */
+function recordIn(file: string): (Stamp & { topics: string[] }) | undefined {
   try {
-    const topics = (JSON.parse(readFileSync(file, "utf8")) as { topics?: unknown }).topics;
-    return Array.isArray(topics) ? topics.map(String) : undefined;
+    const r = JSON.parse(readFileSync(file, "utf8")) as { topics?: unknown; pid?: unknown };
+    if (!Array.isArray(r.topics) || typeof r.pid !== "number") return undefined;
+    const start = (r as { start?: unknown }).start;
+    return {
+      topics: r.topics.map(String),
+      pid: r.pid,
+      ...(typeof start === "string" ? { start } : {}),
+    };
   } catch {
     return undefined;
   }
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+/** Whether a record's listen runs: in this process (a test runs several), or in its own. */
+const running = (r: Stamp) => r.pid === process.pid || stampedAlive(r);
 
 /** What a device must admit for all of them: every topic if one listens for every topic. */
 export function unionOf(filters: string[][]): string[] {
