@@ -63,9 +63,10 @@ export async function listenTopics(
     return filter.join("\n");
   };
   try {
+    const set = await setFor(listens.live());
     // A listen that started meanwhile and set its own: set again with it.
-    if ((await setFor(listens.live())) !== unionOf(listens.live()).join("\n"))
-      await setFor(listens.live());
+    const now = listens.live();
+    if (unionOf(now).join("\n") !== set) await setFor(now);
   } catch (err) {
     listens.leave();
     throw err;
