@@ -11,11 +11,14 @@ import { AccountService } from "../../gen/herald/v1/account_service_pb.ts";
 import type { SavedConfig } from "./config-store.ts";
 import type { Context } from "./context.ts";
 
-/** A stream device this machine holds: its credential, cursor, server and account. */
+/** A stream device this machine holds: its credential, places, server and account. */
 export interface SavedDevice {
   id: string;
   credential: string;
+  /** Where a listen of every topic is in the device's stream (stream-place.ts). */
   cursor?: string;
+  /** Where a listen of some topics is, by its topics (`placeKey`). */
+  cursors?: Record<string, string>;
   url: string;
   /** Unknown for a device saved before devices had their account. */
   accountId?: string;
@@ -82,4 +85,22 @@ export async function receiverInUse(ctx: Context, file: SavedConfig): Promise<Re
     .client(AccountService)
     .getAccount({}, { headers: ctx.headers(ctx.ownerToken) });
   return { url, accountId: me.account?.id };
+}
+
+/**
+ * Each set of topics listened for keeps its own place in the device's stream. Before, the
+ * listens of one machine kept one: a `listen --topic deploys --exec` started again after a
+ * plain listen had moved the place on (and confirmed, for the device, what it showed) never ran
+ * its command on the deploys that arrived while it was stopped.
+ */
+const placeKey = (topics: readonly string[]) => [...new Set(topics)].sort().join(" ");
+
+/** Where a listen of `topics` (a stored filter: none for every topic) starts again. */
+export const placeOf = (d: SavedDevice, topics: readonly string[]): string =>
+  (topics.length ? d.cursors?.[placeKey(topics)] : d.cursor) ?? "";
+
+/** The device with the place of a listen of `topics` moved to `id`. */
+export function withPlace(d: SavedDevice, topics: readonly string[], id: string): SavedDevice {
+  if (!topics.length) return { ...d, cursor: id };
+  return { ...d, cursors: { ...d.cursors, [placeKey(topics)]: id } };
 }

@@ -215,8 +215,11 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
         // Everything not acknowledged but `since` itself: what was published while it was
         // away, what was written to an earlier stream that broke before the client confirmed
         // it, and what was fanned out late; a page at a time, each once the last is written.
+        // Until it has caught up once, also what another client of the device confirmed after
+        // `since` (stream-backlog.ts): a catch-up for falling behind later sends only the rest.
         const since = req.since || undefined;
-        const read = (after?: string) => queue.streamBacklog(device.id, { since, after });
+        let replay = true;
+        const read = (after?: string) => queue.streamBacklog(device.id, { since, after, replay });
         const catchUp = async () => {
           const pages = new Backlog(read);
           inbox.behind(await pages.next());
@@ -246,7 +249,7 @@ export function createInboxService(deps: InboxDeps): ServiceImpl<typeof InboxSer
             continue;
           }
           if (catchingUp) {
-            catchingUp = false;
+            [catchingUp, replay] = [false, false];
             continue;
           }
           if (await quietFor(inbox, ended)) yield keepalive();

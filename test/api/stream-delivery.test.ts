@@ -164,6 +164,44 @@ describe("live delivery to stream devices", () => {
     await again.stop();
   });
 
+  it("sends on a stream with since what another client of the device confirmed after since", async () => {
+    // Two clients read one device (two `herald listen`s of a machine): each one's receipts
+    // confirm for the device, so the one that was away missed what the other confirmed.
+    const dev = await streamDevice("read twice", ["twice"]);
+    const inbox = createClient(
+      InboxService,
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    );
+    const first = listen(server.url, dev.credential);
+    await first.opened;
+    await notify(server, { title: "both saw", topic: "twice" });
+    await first.until(() => first.titles.length === 1);
+    const place = first.ids[0] as string;
+    // The first client goes; the other receives one more and confirms both.
+    await first.stop();
+    const other = listen(server.url, dev.credential, place);
+    await other.opened;
+    await notify(server, { title: "while it was away", topic: "twice" });
+    await other.until(() => other.titles.length === 1);
+    await inbox.confirmReceipts({ ids: other.ids }, bearer(dev.credential));
+    await other.stop();
+    expect(await statesOf(dev.id)).toEqual(["delivered", "delivered"]);
+    // The first comes back from its place: what the other confirmed after it comes again.
+    const back = listen(server.url, dev.credential, place);
+    await back.opened;
+    await notify(server, { title: "after", topic: "twice" });
+    await back.until(() => back.titles.includes("after"));
+    expect(back.titles).toEqual(["while it was away", "after"]);
+    await back.stop();
+    // Without a place, the catch-up is what the device has not confirmed, as before.
+    const fresh = listen(server.url, dev.credential);
+    await fresh.opened;
+    await notify(server, { title: "last", topic: "twice" });
+    await fresh.until(() => fresh.titles.includes("last"));
+    expect(fresh.titles).toEqual(["after", "last"]);
+    await fresh.stop();
+  });
+
   it("reaches a device connected to another server process", async () => {
     const peer = await startPeer(server, { streamKeepaliveMs: 300 });
     try {

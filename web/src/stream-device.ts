@@ -13,6 +13,7 @@
 
 import type { SubscribeResponse } from "../../gen/herald/v1/inbox_service_pb.ts";
 import type { Notification as Sent } from "../../gen/herald/v1/notification_pb.ts";
+import { placeAfter } from "../../src/domain/stream-place.ts";
 import { Receipts } from "../../src/sdk/receipts.ts";
 import { api, asDevice } from "./api.ts";
 import { toast, toastMs } from "./dom.ts";
@@ -137,7 +138,7 @@ async function receive(saved: SavedDevice, signedOut: () => void, stopped: Abort
         // again.
         if (!receipts.has(n.id)) show(n);
         receipts.add(n.id);
-        device = { ...device, cursor: n.id };
+        device = { ...device, cursor: placeAfter(device.cursor ?? "", n.id) };
         cursor.keep(device);
       }
     } catch (err) {

@@ -25,8 +25,9 @@ export const file_herald_v1_inbox_service: GenFile = /*@__PURE__*/
  */
 export type SubscribeRequest = Message<"herald.v1.SubscribeRequest"> & {
   /**
-   * The id of the last notification received (not sent again); may be empty. It is that
-   * notification's receipt: its delivery becomes `delivered`, as AckNotification makes it.
+   * The newest id among the notifications received (not sent again), which is not always the
+   * last one to arrive; may be empty. It is that notification's receipt: its delivery becomes
+   * `delivered`, as AckNotification makes it.
    *
    * @generated from field: string since = 1;
    */
@@ -406,9 +407,10 @@ export const MarkOpenedResponseSchema: GenMessage<MarkOpenedResponse> = /*@__PUR
 export const InboxService: GenService<{
   /**
    * Live notifications for the calling device, with a keepalive at least every 30 seconds.
-   * First sends everything the device has not acknowledged, in order, but `since` (the id of the
-   * last notification received), then continues live: delivery is at least once until
-   * acknowledged, so acknowledge each one received (AckNotification) and drop an id already shown.
+   * First sends everything the device has not acknowledged, in order, but `since` (the newest
+   * notification id received), and what is newer than `since` though another client of the same
+   * device confirmed it; then continues live. Delivery is at least once until acknowledged, so
+   * acknowledge each one received (AckNotification) and drop an id already shown.
    *
    * @generated from rpc herald.v1.InboxService.Subscribe
    */

@@ -45,13 +45,14 @@ const leaveMs = 2_000;
 
 /**
  * Records this listen of `topics` (every topic without them) and sets the device's filter for
- * it and the others running; returns what this listen shows, and `leave` for its end.
+ * it and the others running; returns what this listen shows, its topics as the server stores
+ * them (`own`: none for every topic), and `leave` for its end.
  */
 export async function listenTopics(
   ctx: Context,
   device: { id: string; auth: { headers: Record<string, string> } },
   topics: string[] | undefined,
-): Promise<{ ours: (n: Notification) => boolean; leave: () => Promise<void> }> {
+): Promise<{ ours: (n: Notification) => boolean; own: string[]; leave: () => Promise<void> }> {
   // `*` alone is every topic, each entry once: as the server stores it.
   const own = storedTopicFilter(topics ?? []);
   const listens = runningListens(ctx.config.path, device.id);
@@ -77,7 +78,7 @@ export async function listenTopics(
     // The last one leaves the filter as it is: what the machine catches up on next time.
     if (others.length) await setFor(others, { timeoutMs: leaveMs }).catch(() => undefined);
   };
-  return { ours: await admits(ctx, own), leave };
+  return { ours: await admits(ctx, own), own, leave };
 }
 
 /** Whether a notification is of `filter`'s topics. */

@@ -10,6 +10,7 @@ import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { DeviceService } from "../../../gen/herald/v1/device_service_pb.ts";
 import { InboxService, type SubscribeResponse } from "../../../gen/herald/v1/inbox_service_pb.ts";
 import type { Notification } from "../../../gen/herald/v1/notification_pb.ts";
+import { placeAfter } from "../../domain/stream-place.ts";
 import { silenceWatch } from "../../domain/stream-silence.ts";
 import { HeraldError } from "../../sdk/errors.ts";
 import { Receipts } from "../../sdk/receipts.ts";
@@ -18,10 +19,13 @@ import { CliError, type Context, exit } from "../context.ts";
 import { retryingLine, statusLine, wholeFlag } from "../format.ts";
 import {
   deviceOf,
+  placeOf,
   receiverInUse,
   type SavedDevice,
+  savedDevices,
   withDevice,
   withoutDevices,
+  withPlace,
 } from "../saved-devices.ts";
 import { execTimeoutOf, presenter } from "./listen-presenter.ts";
 import { checkTopics, listenTopics } from "./listen-topics.ts";
@@ -97,7 +101,7 @@ export const listen: Command = {
     if (topics) checkTopics(topics);
     const device = await ensureDevice(ctx);
     const auth = { headers: { authorization: `Bearer ${device.credential}` } };
-    const { ours, leave } = await listenTopics(ctx, { id: device.id, auth }, topics);
+    const { ours, own, leave } = await listenTopics(ctx, { id: device.id, auth }, topics);
     const inbox = ctx.client(InboxService);
     const receipts = new Receipts({
       many: (ids) => inbox.confirmReceipts({ ids }, auth),
@@ -111,7 +115,7 @@ export const listen: Command = {
     // Whatever ends it (a count, a stop, a device signed out): the terminal's keys are given
     // back (raw mode off, stdin paused, so the process can exit) and receipts are sent.
     try {
-      await receive(ctx, { auth, device, inbox, limit, ours, receipts, show });
+      await receive(ctx, { auth, device, inbox, limit, ours, own, receipts, show });
     } finally {
       show.stop();
       const stopped = ctx.io.signal?.aborted ? "stopped" : "done";
@@ -157,18 +161,20 @@ interface Receiving {
   limit: number;
   /** Of the topics this listen asked for (listen-topics.ts). */
   ours: (n: Notification) => boolean;
+  /** Those topics as the server stores them: none for every topic. */
+  own: string[];
   receipts: Receipts;
   show: ReturnType<typeof presenter>;
 }
 
 /** Reads the device's stream until `limit` notifications, a stop, or a device signed out (thrown). */
 async function receive(ctx: Context, r: Receiving): Promise<void> {
-  const { auth, device, inbox, limit, ours, receipts, show } = r;
+  const { auth, device, inbox, limit, ours, own, receipts, show } = r;
   let [received, backoff, lost, status] = [0, 500, false, statusLine(ctx)];
   const firstTime = recentIds(1000);
-  // Where its stream starts again: after the last notification it received.
-  let since = device.cursor ?? "";
-  const keepPlace = placeKeeper(ctx, device);
+  // Where its stream starts again: after the newest notification it received.
+  let since = placeOf(device, own);
+  const keepPlace = placeKeeper(ctx, device.id, own);
   const heardFrom = silenceWatch(keepaliveIntervalOf);
   while (received < limit && !ctx.io.signal?.aborted) {
     const abort = new AbortController();
@@ -195,8 +201,8 @@ async function receive(ctx: Context, r: Receiving): Promise<void> {
         // Not taken by the output (it closed): neither confirmed nor passed; it comes again.
         if (fresh && !(await show.notification(n, msg.quiet))) break;
         // Received: the cursor moves, and its receipt goes in the background (receipts.ts).
-        since = n.id;
-        keepPlace(n.id);
+        since = placeAfter(since, n.id);
+        keepPlace(since);
         receipts.add(n.id);
         if (fresh && ++received >= limit) break;
       }
@@ -245,11 +251,15 @@ function listeningLine(topics: string[] | undefined, limit: number): string {
  * full disk) is said once, and listening goes on from the place in memory: before, it was taken
  * for a lost connection, and the notification shown came again.
  */
-function placeKeeper(ctx: Context, device: SavedDevice): (id: string) => void {
+function placeKeeper(ctx: Context, id: string, topics: string[]): (place: string) => void {
   let told = false;
-  return (id) => {
+  return (place) => {
     try {
-      ctx.config.update((c) => withDevice(c, { ...device, cursor: id }, ctx.url));
+      // The device as saved now: another listen of this machine keeps its place in it too.
+      ctx.config.update((c) => {
+        const saved = savedDevices(c, ctx.url).find((d) => d.id === id);
+        return saved ? withDevice(c, withPlace(saved, topics, place), ctx.url) : c;
+      });
     } catch (err) {
       if (!told) {
         const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;

@@ -51,7 +51,7 @@ export function createDeliveryQueue(orm: Orm, leaseSeconds: number) {
       await db().execute("analyze delivery");
     },
     expireStreamDeliveries: () => expireStreamDeliveries(db()),
-    streamBacklog: (deviceId: string, opts: { ids?: string[]; since?: string; after?: string }) =>
+    streamBacklog: (deviceId: string, opts: Parameters<typeof streamBacklog>[2]) =>
       streamBacklog(db(), deviceId, opts),
     pendingStream: (deviceId: string, minAgeMs: number) => pendingStream(db(), deviceId, minAgeMs),
     markStreamed: (deviceId: string, ids: readonly string[]) => markStreamed(db(), deviceId, ids),

@@ -14,17 +14,20 @@ export const backlogPage = 1_000;
 
 /**
  * The device's deliveries among `ids` still pending, or, for a catch-up, every one it has not
- * acknowledged yet but `since` (the last one the client received). Not only those newer than
- * `since`: a notification fanned out late (its process died before the fan-out) is older than
- * the device's cursor, and one marked `sent` as a dying stream wrote it may never have reached
- * the client. Delivery to a stream is at least once, until acknowledged; clients drop an id
- * they have shown. In id (creation) order, a page of `backlogPage` after `after` (keyset paging:
- * the stream reads the next page once it has written this one).
+ * acknowledged yet but `since` (the newest one the client received: stream-place.ts). Not only
+ * those newer than `since`: a notification fanned out late (its process died before the
+ * fan-out) is older than the device's cursor, and one marked `sent` as a dying stream wrote it
+ * may never have reached the client. Delivery to a stream is at least once, until acknowledged;
+ * clients drop an id they have shown. With `replay`, also those newer than `since` already
+ * confirmed: a device read by several clients (two `herald listen`s of one machine, each of its
+ * topics) has each one's receipts confirm it for all, and a client coming back missed what
+ * another confirmed meanwhile. In id (creation) order, a page of `backlogPage` after `after`
+ * (keyset paging: the stream reads the next page once it has written this one).
  */
 export async function streamBacklog(
   db: Db,
   deviceId: string,
-  opts: { ids?: string[]; since?: string; after?: string },
+  opts: { ids?: string[]; since?: string; after?: string; replay?: boolean },
 ): Promise<string[]> {
   if (opts.ids) {
     const rows = await db.execute<{ notification_id: string }[]>(
@@ -36,14 +39,16 @@ export async function streamBacklog(
     return rows.map((r) => r.notification_id);
   }
   const none = "00000000-0000-0000-0000-000000000000";
+  const since = opts.since ?? none;
   // What expired (its ttl passed) is not re-sent: the expiry sweep may not have marked it yet.
   const rows = await db.execute<{ notification_id: string }[]>(
     `select d.notification_id from delivery d join notification n on n.id = d.notification_id
       where d.device_id = ? and d.notification_id <> ?::uuid and d.notification_id > ?::uuid
-        and d.state in ('pending', 'sent')
+        and (d.state in ('pending', 'sent')
+          or (?::boolean and d.state in ('delivered', 'opened') and d.notification_id > ?::uuid))
         and (n.expires_at is null or n.expires_at > now())
       order by d.notification_id limit ${backlogPage}`,
-    [deviceId, opts.since ?? none, opts.after ?? none],
+    [deviceId, since, opts.after ?? none, Boolean(opts.replay && opts.since), since],
   );
   return rows.map((r) => r.notification_id);
 }
