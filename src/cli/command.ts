@@ -4,7 +4,7 @@ import type { Context } from "./context.ts";
 export interface Parsed {
   values: Record<string, string | boolean | (string | boolean)[] | undefined>;
   positionals: string[];
-  /** What followed `--` (for `herald run`). */
+  /** What followed `--`, for a command that `takesCommand` (`herald run`). */
   rest: string[];
 }
 
@@ -18,5 +18,7 @@ export interface Command {
   flags?: Record<string, string>;
   /** One example a person can copy. */
   example?: string;
+  /** What follows `--` is a command line to run (`rest`), not more words. */
+  takesCommand?: true;
   run(ctx: Context, args: Parsed): Promise<number>;
 }

@@ -1,10 +1,33 @@
 /**
  * Flags as a person types them, before and after node's `parseArgs` reads them: a value that
- * begins with "-" (`--limit -3`, `-m "-5 degrees outside"`) is the flag's value, and what
- * `parseArgs` refuses is said in our words.
+ * begins with "-" (`--limit -3`, `-m "-5 degrees outside"`) is the flag's value, a word that
+ * begins with "-" but is no flag (`notify "-5 °C"`) is a word, and what `parseArgs` refuses is
+ * said in our words.
  */
+import { parseArgs } from "node:util";
 
-type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
+type Options = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
+
+/** Whether a word that begins with "-" may be a flag: a letter follows the dashes, or it is `--`. */
+const flagLike = (arg: string) => /^--?[a-z]|^--$/i.test(arg);
+
+/**
+ * `args` read as `parseArgs` reads them, but for a word that begins with "-" and cannot be a
+ * flag (a negative number, "-5 °C"): it is a word where it stands. Before, `herald notify
+ * "-5 °C"` was refused ("unknown option -5").
+ */
+export function readArgs(args: string[], options: Options) {
+  const words = new Map<string, string>();
+  const standIns = dashValues(args, options).map((arg, i) => {
+    if (!arg.startsWith("-") || arg === "-" || flagLike(arg)) return arg;
+    // A stand-in no flag begins with, put back once parsed.
+    const standIn = `\0${i}`;
+    words.set(standIn, arg);
+    return standIn;
+  });
+  const parsed = parseArgs({ args: standIns, options, allowPositionals: true, strict: true });
+  return { ...parsed, positionals: parsed.positionals.map((p) => words.get(p) ?? p) };
+}
 
 /**
  * `args` with each flag that takes a value written `--flag=value` where its value begins with
@@ -29,7 +52,7 @@ export function dashValues(args: string[], options: Options): string[] {
       options[name]?.type === "string" &&
       next?.startsWith("-") &&
       // Another flag after it is not its value (`--topic --json`: --topic needs a value).
-      !/^--?[a-z]|^--$/i.test(next)
+      !flagLike(next)
     ) {
       out.push(`--${name}=${next}`);
       i++;

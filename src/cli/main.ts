@@ -5,7 +5,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import type { Command } from "./command.ts";
 import { accountDelete, accountPassword, tokensList } from "./commands/account.ts";
 import { ask } from "./commands/ask.ts";
@@ -21,7 +20,7 @@ import { projects } from "./commands/projects.ts";
 import { run } from "./commands/run.ts";
 import { webhooks } from "./commands/webhooks.ts";
 import { Context, describeFailure, exit, type Io } from "./context.ts";
-import { dashValues, flagProblem } from "./flags.ts";
+import { flagProblem, readArgs } from "./flags.ts";
 import { drained, flushed, keysOnTerminal, promptOnTerminal, readStdin } from "./stdio.ts";
 import { stopOnEndingSignals } from "./stopping.ts";
 
@@ -178,21 +177,19 @@ function unknownCommand(head: string[]): string {
 export async function runCli(argv: string[], io: Io): Promise<number> {
   const dash = argv.indexOf("--");
   const head = dash < 0 ? argv : argv.slice(0, dash);
-  const rest = dash < 0 ? [] : argv.slice(dash + 1);
   const command =
     commands.find((c) => c.name.includes(" ") && head.slice(0, 2).join(" ") === c.name) ??
     commands.find((c) => !c.name.includes(" ") && head[0] === c.name);
   if (!command) return withoutCommand(head, io);
+  // After `--`: the command line `herald run` runs; for the others, words, as the convention
+  // is (`herald notify -- "-f failed"`). Before, they were dropped ("a title is required").
+  const rest = command.takesCommand && dash >= 0 ? argv.slice(dash + 1) : [];
+  const args = command.takesCommand ? head : argv;
   const words = command.name.split(" ").length;
-  let parsed: ReturnType<typeof parseArgs>;
+  let parsed: ReturnType<typeof readArgs>;
   const options = { ...globalOptions, ...command.options };
   try {
-    parsed = parseArgs({
-      args: dashValues(head.slice(words), options),
-      options,
-      allowPositionals: true,
-      strict: true,
-    });
+    parsed = readArgs(args.slice(words), options);
   } catch (e) {
     io.stderr(
       `herald ${command.name}: ${flagProblem(e as Error & { code?: string })}\nusage: ${command.usage}\nmore: herald help ${command.name}\n`,

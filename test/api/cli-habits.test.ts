@@ -166,6 +166,27 @@ describe("standard input", () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(await get(ok.stdout.trim())).toMatchObject({ message: "-18 °C, as set" });
   });
+  it("a title that begins with a dash is a title, after `--` too (before: an unknown option, or dropped)", async () => {
+    const h = await loggedIn();
+    const cold = await cli(["notify", "-5 °C outside", "--topic", "weather"], { home: h });
+    expect(cold.code, cold.stderr).toBe(0);
+    expect(await get(cold.stdout.trim())).toMatchObject({
+      title: "-5 °C outside",
+      topic: "weather",
+    });
+    const flagged = await cli(["notify", "--topic", "ci", "--", "-f failed", "again"], { home: h });
+    expect(flagged.code, flagged.stderr).toBe(0);
+    expect(await get(flagged.stdout.trim())).toMatchObject({
+      title: "-f failed again",
+      topic: "ci",
+    });
+    // A letter after the dash is a flag, as before: a mistyped one is said so.
+    const typo = await cli(["notify", "-x"], { home: h });
+    expect([typo.code, typo.stderr.split("\n")[0]]).toEqual([
+      2,
+      "herald notify: unknown option -x",
+    ]);
+  });
   it("is left to a shell loop: one notification per line, none swallowed", async () => {
     const env = { HERALD_API_KEY: server.apiKey };
     const r = await sh(

@@ -67,6 +67,7 @@ function runCommand(
 
 export const run: Command = {
   name: "run",
+  takesCommand: true,
   summary: "run a command, then notify with its exit code, duration and last lines",
   usage: "herald run [--title T] [--tail N] [notify options] -- COMMAND [ARGS…]",
   options: { ...notifyOptions, title: { type: "string" }, tail: { type: "string" } },
