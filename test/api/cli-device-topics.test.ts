@@ -53,6 +53,14 @@ describe("herald devices topics", () => {
     const all = await cli(["devices", "topics", deviceId, "--all"], { home });
     expect(all.stdout).toBe("topics of ios device: every topic\n");
     expect(await sent("builds", "side")).toContain(deviceId);
+    // The list says so as well; before, "all", as it says for a device of the topic "all".
+    const row = async () =>
+      (await cli(["devices", "list"], { home })).stdout
+        .split("\n")
+        .find((l) => l.startsWith(deviceId));
+    expect(await row()).toMatch(/ every topic /);
+    await cli(["devices", "topics", deviceId, "--topic", "all"], { home });
+    expect(await row()).toMatch(/ all /);
 
     // Said before anything is sent: a topic out of its characters, or neither flag.
     const bad = await cli(["devices", "topics", deviceId, "--topic", "On Call"], { home });

@@ -39,7 +39,8 @@ export const devices: Command[] = [
             d.platform,
             d.tokenLast4 ? `…${d.tokenLast4}` : "",
             d.enabled ? "yes" : `no: ${d.disabledReason}`,
-            d.topics.join(",") || "all",
+            // Not "all", which a device of the topic "all" would show too.
+            d.topics.join(",") || "every topic",
             quietHoursText(d.quietHours) || "-",
           ]),
         ]),
