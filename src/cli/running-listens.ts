@@ -62,14 +62,10 @@ export function runningListens(configPath: string, deviceId: string) {
 /** A record: its topics and process; undefined when it is not (yet) one, as while it is written. */
 function recordIn(file: string): (Stamp & { topics: string[] }) | undefined {
   try {
-    const r = JSON.parse(readFileSync(file, "utf8")) as { topics?: unknown; pid?: unknown };
-    if (!Array.isArray(r.topics) || typeof r.pid !== "number") return undefined;
-    const start = (r as { start?: unknown }).start;
-    return {
-      topics: r.topics.map(String),
-      pid: r.pid,
-      ...(typeof start === "string" ? { start } : {}),
-    };
+    const r = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    const { topics, pid, start } = r;
+    if (!Array.isArray(topics) || typeof pid !== "number") return undefined;
+    return { topics: topics.map(String), pid, ...(typeof start === "string" ? { start } : {}) };
   } catch {
     return undefined;
   }

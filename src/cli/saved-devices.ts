@@ -93,9 +93,9 @@ export async function receiverInUse(ctx: Context, file: SavedConfig): Promise<Re
  * plain listen had moved the place on (and confirmed, for the device, what it showed) never ran
  * its command on the deploys that arrived while it was stopped.
  */
-const placeKey = (topics: readonly string[]) => [...new Set(topics)].sort().join(" ");
+const placeKey = (topics: readonly string[]) => [...topics].sort().join(" ");
 
-/** Where a listen of `topics` (a stored filter: none for every topic) starts again. */
+/** Where a listen of `topics` (a stored filter, each once: none for every topic) starts again. */
 export const placeOf = (d: SavedDevice, topics: readonly string[]): string =>
   (topics.length ? d.cursors?.[placeKey(topics)] : d.cursor) ?? "";
 

@@ -19,6 +19,8 @@ import {
   herald,
   spawnCli,
   streamOpen,
+  streamsOfMachine,
+  titlesOf,
 } from "../helpers/cli.ts";
 import { sql } from "../helpers/db.ts";
 import { body, type JsonBody, rpcCalls } from "../helpers/http.ts";
@@ -32,7 +34,7 @@ beforeAll(async () => {
   server = await startServer({ streamKeepaliveMs: 500 });
 });
 afterAll(async () => server.close());
-const { cli, loggedIn } = cliFor(() => server);
+const { cli, loggedIn, listening: listeningIn } = cliFor(() => server);
 
 describe("listen's lines", () => {
   it("show time, priority, topic and title, the message indented, then the link", () => {
@@ -141,40 +143,14 @@ describe("listen's topics", () => {
 describe("two listens on one machine", () => {
   it("each hears its own topics, whichever started first", async () => {
     const h = await loggedIn();
-    const lines = (out: string) =>
-      out
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l).title);
     const running: { stop: AbortController; done: Promise<unknown> }[] = [];
     const listening = (argv: string[]) => {
-      const stop = new AbortController();
-      const seen = { out: "" };
-      const done = cli(["listen", ...argv, "--json"], {
-        home: h,
-        signal: AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]),
-        onStdout: (s) => {
-          seen.out += s;
-        },
-      });
-      running.push({ stop, done });
-      return { stop, done, seen };
+      const listen = listeningIn(h, argv, 60_000);
+      running.push(listen);
+      return listen;
     };
     const device = () => JSON.parse(readFileSync(configFile(h), "utf8")).devices?.[0]?.id as string;
-    /** Until the machine's device has `n` streams open: what is published then reaches each live. */
-    const streams = async (n: number) => {
-      const open = async () =>
-        (
-          await sql<{ n: number }>(
-            server.databaseUrl,
-            "select count(*)::int as n from open_call where kind = 'stream' and device_id::text = $1",
-            [device() ?? ""],
-          )
-        )[0]?.n;
-      await waitFor(async () => (await open()) === n, 15_000);
-      expect(await open()).toBe(n);
-    };
+    const streams = async (n: number) => expect(await streamsOfMachine(server, h, n)).toBe(n);
     const filter = async () =>
       (
         await sql<{ topics: string[] }>(
@@ -194,15 +170,17 @@ describe("two listens on one machine", () => {
       expect(await filter()).toEqual([]);
       await notify(server, { title: "someone else's", topic: "not-mine" });
       await notify(server, { title: "mine", topic: "only-mine" });
-      await waitFor(() => lines(every.seen.out).length === 2 && lines(mine.seen.out).length === 1);
-      expect(lines(every.seen.out).sort()).toEqual(["mine", "someone else's"]);
+      await waitFor(
+        () => titlesOf(every.seen.out).length === 2 && titlesOf(mine.seen.out).length === 1,
+      );
+      expect(titlesOf(every.seen.out).sort()).toEqual(["mine", "someone else's"]);
       // Another plain listen while both run: the --topic one still shows only its topics.
       const later = listening(["--count", "1"]);
       await streams(3);
       await notify(server, { title: "after", topic: "not-mine" });
-      expect(lines((await later.done).stdout)).toEqual(["after"]);
-      await waitFor(() => lines(every.seen.out).length === 3);
-      expect(lines(every.seen.out)).toContain("after");
+      expect(titlesOf((await later.done).stdout)).toEqual(["after"]);
+      await waitFor(() => titlesOf(every.seen.out).length === 3);
+      expect(titlesOf(every.seen.out)).toContain("after");
       // The plain one ends: the device's filter is the --topic one's again, and stays so when
       // it ends too (the machine catches up on that next time).
       expect(await filter()).toEqual([]);
@@ -212,7 +190,7 @@ describe("two listens on one machine", () => {
       mine.stop.abort();
       await mine.done;
       expect(await filter()).toEqual(["default/only-mine"]);
-      expect(lines(mine.seen.out)).toEqual(["mine"]);
+      expect(titlesOf(mine.seen.out)).toEqual(["mine"]);
     } finally {
       for (const r of running) r.stop.abort();
       await Promise.all(running.map((r) => r.done));

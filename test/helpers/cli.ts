@@ -3,6 +3,7 @@
  * directory), as wrangler's tests run theirs.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { expect } from "vitest";
@@ -52,6 +53,32 @@ export const home = (): string => tempDir("herald-cli-");
 
 export const configFile = (h: string) => join(h, ".config", "herald", "config.json");
 
+/** The titles `listen --json` printed, one notification a line. */
+export const titlesOf = (out: string): string[] =>
+  out
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).title as string);
+
+/**
+ * Waits until the stream device `herald listen` saved in HOME `h` has `n` streams open (from
+ * then on what is published reaches each live); returns how many it has.
+ */
+export async function streamsOfMachine(server: TestServer, h: string, n: number) {
+  const open = async () => {
+    const device = JSON.parse(readFileSync(configFile(h), "utf8")).devices?.[0]?.id ?? "";
+    const [row] = await sql<{ n: number }>(
+      server.databaseUrl,
+      "select count(*)::int as n from open_call where kind = 'stream' and device_id::text = $1",
+      [device],
+    );
+    return row?.n;
+  };
+  await waitFor(async () => (await open()) === n, 15_000);
+  return open();
+}
+
 /** A CLI bound to a server: run commands, log in, read a notification as the bootstrap key. */
 export function cliFor(serverOf: () => TestServer) {
   async function cli(argv: string[], opts: CliOptions): Promise<Run> {
@@ -94,7 +121,21 @@ export function cliFor(serverOf: () => TestServer) {
 
   const get = (id: string) => notificationOf(serverOf().url, serverOf().apiKey, id);
 
-  return { cli, loggedIn, get };
+  /** `herald listen … --json` in HOME `h`, left running: stopped by `stop`, or after `ms`. */
+  function listening(h: string, argv: string[], ms: number) {
+    const stop = new AbortController();
+    const seen = { out: "" };
+    const done = cli(["listen", ...argv, "--json"], {
+      home: h,
+      signal: AbortSignal.any([stop.signal, AbortSignal.timeout(ms)]),
+      onStdout: (s) => {
+        seen.out += s;
+      },
+    });
+    return { stop, done, seen };
+  }
+
+  return { cli, loggedIn, get, listening };
 }
 
 /** Waits until a device that listens to `topic` has its live stream open on the server. */
